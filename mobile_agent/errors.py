@@ -30,7 +30,9 @@ class UserError(MobileAgentError):
 class ConfigError(UserError):
     """A configuration, manifest, scenario or task file is wrong. Names the file and line when known."""
 
-    def __init__(self, message: str, hint: str | None = None, *, path: str | None = None, line: int | None = None):
+    def __init__(
+        self, message: str, hint: str | None = None, *, path: str | None = None, line: int | None = None
+    ):
         where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
         super().__init__(where + message, hint)
         self.path = path

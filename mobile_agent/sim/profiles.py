@@ -21,7 +21,9 @@ class LatencyProfile:
     key: float = 0.0
     text: float = 0.0
     hierarchy: float = 0.0
-    transition: float = 0.0  # how long a screen change animates; screenshots mid-way show an intermediate frame
+    transition: float = (
+        0.0  # how long a screen change animates; screenshots mid-way show an intermediate frame
+    )
     cold_start: float = 0.0  # launching an app that is not running
     shell: float = 0.0  # any shell command
 
@@ -50,17 +52,23 @@ def profile(name: str) -> LatencyProfile:
     except KeyError:
         from mobile_agent.errors import UserError
 
-        raise UserError(f"unknown latency profile {name!r}", f"choose one of: {', '.join(PROFILES)}") from None
+        raise UserError(
+            f"unknown latency profile {name!r}", f"choose one of: {', '.join(PROFILES)}"
+        ) from None
 
 
 @dataclass
 class Faults:
     """Switches a test flips at run time. Thread-safe enough: each field is read atomically."""
 
-    offline_until: float = 0.0  # monotonic time; while in the future the phone is off the bus and refuses connects
+    offline_until: float = (
+        0.0  # monotonic time; while in the future the phone is off the bus and refuses connects
+    )
     screenshot_delay: float = 0.0  # extra seconds per screenshot
     screenshot_fail: bool = False  # takeScreenshot returns an error, screencap exits 1
-    u2_crash_next: bool = False  # the next jsonrpc call answers "UiAutomation not connected" and the server dies
+    u2_crash_next: bool = (
+        False  # the next jsonrpc call answers "UiAutomation not connected" and the server dies
+    )
     u2_already_registered: bool = False  # launching the u2 server prints "already registered" and exits
     push_fail: bool = False  # sync SEND answers FAIL
     input_security_exception: bool = False  # injected input raises the Xiaomi-style SecurityException

@@ -1,0 +1,263 @@
+"""The command line: a thin skin over the library. Parses arguments, calls the library, renders results."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Optional
+
+import click
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from mobile_agent.errors import MobileAgentError, UserError
+
+console = Console()
+err_console = Console(stderr=True)
+
+app = typer.Typer(
+    help="Run GUI vision-language models as agents on Android phones: one task, a farm, replay and reports.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+sim_app = typer.Typer(
+    help="Simulated phones and a simulated model endpoint, for tests and demos.", no_args_is_help=True
+)
+app.add_typer(sim_app, name="sim")
+
+
+def _mount_optional() -> None:
+    """Sub-commands that live in their own modules."""
+    from mobile_agent.apps_cli import apps_app
+    from mobile_agent.sim.cli import up_command
+    from mobile_agent.sim.model_cli import model_command
+
+    app.add_typer(apps_app, name="apps", help="App manifests: list, show, verify on a phone.")
+    sim_app.command("up", help="Start simulated phones and connect them to an adb server.")(up_command)
+    sim_app.command("model", help="Serve the simulated model (OpenAI-compatible) on loopback.")(model_command)
+
+
+_mount_optional()
+
+
+class TerminalUser:
+    """Asks the person at the terminal; used by `run` unless --non-interactive."""
+
+    def ask(self, question: str) -> str | None:
+        if not sys.stdin.isatty():
+            return None
+        console.print(f"[bold yellow]The agent asks:[/] {escape(question)}")
+        try:
+            return input("> ")
+        except EOFError:
+            return None
+
+
+def _print_step(event) -> None:
+    t = event.timings
+    timing = " ".join(f"{k} {v:.0f}ms" for k, v in t.items() if k != "total")
+    what = event.action.describe() if event.action else f"[red]{escape(event.error or 'no action')}[/]"
+    thought = (event.thought or "").replace("\n", " ")
+    if len(thought) > 60:
+        thought = thought[:57] + "..."
+    src = "" if event.source == "model" else f"[magenta]({event.source})[/] "
+    console.print(f"[bold]{event.index:>3}[/] {src}{escape(what)}  [dim]{escape(thought)}  {timing}[/]")
+
+
+def _print_outcome(result, location: str | None = None) -> None:
+    colour = "green" if result.ok else "red"
+    console.print(
+        f"outcome: [bold {colour}]{result.outcome}[/] after {result.steps} steps (episode {result.episode_id})"
+    )
+    if result.answer:
+        console.print(f"answer: {escape(result.answer)}")
+    if result.detail and not result.ok:
+        console.print(f"detail: {escape(result.detail)}")
+    if location:
+        console.print(f"trajectory: {escape(location)}  (mobile-agent show {result.episode_id})")
+
+
+@app.command()
+def run(
+    task: str = typer.Argument(..., help="What the agent should do, in plain words."),
+    device: Optional[str] = typer.Option(
+        None, "--device", "-d", help="Phone serial (default: the only attached phone)."
+    ),
+    adb: Optional[str] = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
+    base_url: list[str] = typer.Option(
+        ["http://127.0.0.1:8000/v1"],
+        "--base-url",
+        envvar="MOBILE_AGENT_BASE_URL",
+        help="OpenAI-compatible endpoint(s).",
+    ),
+    model: str = typer.Option(
+        "ui-venus-2", "--model", envvar="MOBILE_AGENT_MODEL", help="Model name served there."
+    ),
+    family: str = typer.Option(
+        "ui-venus-2", "--family", envvar="MOBILE_AGENT_FAMILY", help="Output format family."
+    ),
+    max_steps: int = typer.Option(50, "--max-steps", min=1, help="Stop after this many steps."),
+    timeout: float = typer.Option(900.0, "--timeout", min=1, help="Episode timeout in seconds."),
+    db: Optional[str] = typer.Option(
+        None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
+    ),
+    apps_dir: Optional[str] = typer.Option(
+        None, "--apps-dir", envvar="MOBILE_AGENT_APPS", help="Extra manifests."
+    ),
+    no_popup_rules: bool = typer.Option(
+        False, "--no-popup-rules", help="Let the model handle popups itself."
+    ),
+    non_interactive: bool = typer.Option(
+        False, "--non-interactive", help="Never ask the terminal; end as needs_user."
+    ),
+) -> None:
+    """Run one task on one phone and record every step."""
+    from mobile_agent.agent import AgentConfig, NoUser
+    from mobile_agent.runtime import run_task
+
+    config = AgentConfig(max_steps=max_steps, timeout_s=timeout, popup_rules=not no_popup_rules)
+    user = NoUser() if non_interactive else TerminalUser()
+    result = run_task(
+        task,
+        device=device,
+        adb=adb,
+        base_url=base_url,
+        model=model,
+        family=family,
+        db=db,
+        apps_dir=apps_dir,
+        config=config,
+        user=user,
+        on_step=_print_step,
+    )
+    _print_outcome(result)
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command()
+def demo(
+    scenario: str = typer.Option("wechat_send", "--scenario", help="Simulated scenario to run."),
+    family: str = typer.Option("ui-venus-2", "--family", help="Model family the simulated model speaks."),
+    db: Optional[str] = typer.Option(
+        None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
+    ),
+) -> None:
+    """Run a sample task end to end on a simulated phone with the simulated model (no hardware needed)."""
+    from mobile_agent.runtime import run_demo
+
+    console.print(
+        f"[dim]starting a simulated phone (scenario {scenario}) and the simulated {family} model...[/]"
+    )
+    result = run_demo(scenario=scenario, family=family, db=db, on_step=_print_step)
+    _print_outcome(result.episode, result.store_location)
+    mark = "[green]ok[/]" if result.check_ok else "[red]not met[/]"
+    console.print(f"simulated phone's check: {mark} — {escape(result.check_detail)}")
+    raise typer.Exit(0 if result.episode.ok and result.check_ok else 1)
+
+
+@app.command()
+def episodes(
+    limit: int = typer.Option(20, "--limit", "-n", min=1),
+    run_id: Optional[str] = typer.Option(None, "--run"),
+    db: Optional[str] = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB"),
+) -> None:
+    """List recent episodes."""
+    from mobile_agent.store import TrajectoryStore
+
+    with TrajectoryStore.open(db) as store:
+        rows = store.list_episodes(limit=limit, run_id=run_id)
+    table = Table("episode", "started", "device", "task", "steps", "outcome")
+    for e in rows:
+        table.add_row(
+            e.id,
+            f"{e.started_at:%Y-%m-%d %H:%M:%S}",
+            e.device,
+            e.task,
+            str(e.step_count),
+            str(e.outcome or e.status),
+        )
+    console.print(table)
+
+
+@app.command()
+def show(
+    episode: str = typer.Argument(..., help="Episode id (a unique prefix is enough)."),
+    db: Optional[str] = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB"),
+) -> None:
+    """Print one episode step by step."""
+    from mobile_agent.actions import Action
+    from mobile_agent.store import TrajectoryStore
+
+    with TrajectoryStore.open(db) as store:
+        e = store.episode(episode)
+        steps = store.steps(e.id)
+        console.print(f"[bold]{escape(e.task)}[/]  episode {e.id} on {e.device}  {e.family}/{e.model}")
+        console.print(f"outcome: {e.outcome}  {escape(e.outcome_detail or '')}")
+        table = Table("#", "source", "app", "action", "thought", "ms", "screenshot")
+        for s in steps:
+            action = Action.from_dict(s.action).describe() if s.action else f"[red]{escape(s.error or '')}[/]"
+            total = (s.timings or {}).get("total")
+            table.add_row(
+                str(s.index),
+                s.source,
+                s.package or "",
+                action,
+                escape((s.thought or "")[:60]),
+                f"{total:.0f}" if total else "",
+                str(store.screenshot_path(s) or ""),
+            )
+        console.print(table)
+
+
+@app.command()
+def doctor(
+    device: Optional[str] = typer.Option(None, "--device", "-d"),
+    adb: Optional[str] = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", envvar="MOBILE_AGENT_BASE_URL"),
+    model: str = typer.Option("ui-venus-2", "--model", envvar="MOBILE_AGENT_MODEL"),
+    family: str = typer.Option("ui-venus-2", "--family", envvar="MOBILE_AGENT_FAMILY"),
+) -> None:
+    """Check the set-up step by step and say how to fix each failure."""
+    from mobile_agent.doctor import run_checks
+
+    failed = 0
+    for check in run_checks(device=device, adb=adb, base_url=base_url, model=model, family=family):
+        mark = {"ok": "[green]✓[/]", "fail": "[red]✗[/]", "skip": "[yellow]-[/]"}[check.status]
+        console.print(f"{mark} {escape(check.name)}: {escape(check.detail)}")
+        if check.status == "fail":
+            failed += 1
+            if check.fix:
+                console.print(f"    [dim]fix: {escape(check.fix)}[/]")
+    raise typer.Exit(1 if failed else 0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except MobileAgentError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
+        if exc.hint:
+            err_console.print(f"[dim]hint: {escape(exc.hint)}[/]", highlight=False)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        err_console.print("interrupted")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+    except click.exceptions.ClickException as exc:
+        err_console.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False)
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            err_console.print(f"[dim]hint: see `{ctx.command_path} --help`[/]", highlight=False)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+__all__ = ["app", "main", "UserError"]

@@ -1,0 +1,376 @@
+"""One Android phone, driven through an explicit adbutils client and uiautomator2.
+
+The device never sees model text: it receives typed ``Action`` records in device pixels. Text reaches the phone as
+base64 through the AdbKeyboard broadcast (or the clipboard), never inside a shell string, so nothing a model types
+can run on the phone.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable, TypeVar
+
+import adbutils
+import uiautomator2
+import uiautomator2.exceptions as u2err
+from PIL import Image
+
+from mobile_agent.actions import Action, ActionKind, Key, Size
+from mobile_agent.errors import (
+    DeviceError,
+    DeviceLost,
+    DeviceNotFound,
+    DeviceUnauthorized,
+    InputSecurityError,
+    U2AlreadyRegistered,
+    UserError,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+ADB_KEYBOARD = "com.github.uiautomator/.AdbKeyboard"
+RPC_TIMEOUT = 20.0
+KEY_NAMES = {Key.BACK: "back", Key.HOME: "home", Key.ENTER: "enter", Key.RECENT: "recent"}
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the phone shows at one moment. ``screenshot`` is JPEG bytes at device resolution."""
+
+    screenshot: bytes
+    size: Size
+    package: str
+    activity: str
+    taken_at: float
+    screenshot_ms: float
+    secure: bool
+
+    def image(self) -> Image.Image:
+        return Image.open(io.BytesIO(self.screenshot))
+
+
+@dataclass(frozen=True)
+class SettleOptions:
+    timeout: float = 2.0  # never wait longer than this for the screen to stop changing
+    grace: float = 0.3  # how long an unchanged screen may take to start changing after an action
+    poll_scale: float = 0.15  # small frames are enough to see whether the screen still moves
+    poll_quality: int = 40
+
+
+@dataclass(frozen=True)
+class ActResult:
+    act_ms: float
+    settle_ms: float
+    settled: bool
+
+
+def parse_adb_address(address: str | None) -> tuple[str, int]:
+    """``"host:port"`` / ``"port"`` / None -> (host, port); default 127.0.0.1:5037."""
+    if not address:
+        return "127.0.0.1", 5037
+    host, _, port = address.rpartition(":")
+    try:
+        return (host or "127.0.0.1"), int(port)
+    except ValueError:
+        raise UserError(
+            f"bad adb server address {address!r}", "write it as HOST:PORT, e.g. 127.0.0.1:5037"
+        ) from None
+
+
+def list_devices(adb: str | None = None) -> list[tuple[str, str]]:
+    """(serial, state) of every phone the adb server knows."""
+    host, port = parse_adb_address(adb)
+    client = adbutils.AdbClient(host=host, port=port)
+    try:
+        return [(d.serial, d.state) for d in client.list(extended=False)]
+    except (adbutils.AdbError, OSError) as exc:
+        raise UserError(
+            f"cannot reach the adb server at {host}:{port} ({exc})",
+            "start one with `adb start-server` (or `mobile-agent sim up` for simulated phones) or pass --adb HOST:PORT",
+        ) from None
+
+
+def choose_serial(serial: str | None, adb: str | None = None) -> str:
+    """The phone to use: the given serial, or the only attached one; a clear error otherwise."""
+    devices = list_devices(adb)
+    if serial:
+        states = dict(devices)
+        if serial not in states:
+            known = ", ".join(s for s, _ in devices) or "none"
+            raise DeviceNotFound(f"phone {serial!r} is not attached", f"attached phones: {known}")
+        return serial
+    ready = [s for s, state in devices if state == "device"]
+    if len(ready) == 1:
+        return ready[0]
+    if not ready:
+        listed = "; ".join(f"{s} ({st})" for s, st in devices) or "none"
+        raise DeviceNotFound(
+            f"no phone is ready (attached: {listed})",
+            "connect a phone with USB debugging on and accept the prompt, or start simulated ones: mobile-agent sim up",
+        )
+    raise UserError(
+        f"{len(ready)} phones are attached: {', '.join(ready)}", "choose one with --device SERIAL"
+    )
+
+
+class AndroidDevice:
+    """observe / perform / settle on one phone. Safe to use from one worker thread at a time."""
+
+    def __init__(self, serial: str, *, adb: str | None = None, settle: SettleOptions | None = None) -> None:
+        self.serial = serial
+        self.adb_address = adb
+        self.settle_options = settle or SettleOptions()
+        host, port = parse_adb_address(adb)
+        self._client = adbutils.AdbClient(host=host, port=port)
+        self._lock = threading.RLock()
+        self._last_frame: bytes | None = None
+
+    # ----- connection -------------------------------------------------------------------------------------------
+    @cached_property
+    def adb(self) -> adbutils.AdbDevice:
+        return self._client.device(self.serial)
+
+    @cached_property
+    def u2(self) -> uiautomator2.Device:
+        self.check_state()
+        return self._guard(lambda: uiautomator2.connect(self.adb))
+
+    def check_state(self) -> None:
+        try:
+            state = self.adb.get_state()
+        except adbutils.AdbError as exc:
+            text = str(exc)
+            if "unauthorized" in text:
+                state = "unauthorized"
+            elif "not found" in text:
+                raise DeviceNotFound(f"phone {self.serial} is not attached", "check `adb devices`") from None
+            else:
+                raise DeviceLost(f"phone {self.serial}: {text}", "check the cable or network") from None
+        except OSError as exc:
+            raise DeviceLost(f"adb server unreachable: {exc}", "is the adb server still running?") from None
+        if state == "unauthorized":
+            raise DeviceUnauthorized(
+                f"phone {self.serial} is unauthorized",
+                "unlock it and accept the 'Allow USB debugging' prompt",
+            )
+        if state != "device":
+            raise DeviceLost(
+                f"phone {self.serial} is {state}", "reconnect it (adb connect / replug the cable)"
+            )
+
+    def _guard(self, call: Callable[[], T]) -> T:
+        """Run a device call, turning library exceptions into our error tree."""
+        try:
+            return call()
+        except u2err.AccessibilityServiceAlreadyRegisteredError:
+            raise U2AlreadyRegistered(
+                f"phone {self.serial}: another tool holds UiAutomation (already registered)",
+                "stop Appium, Maestro or other automation on the phone, then retry",
+            ) from None
+        except u2err.InjectPermissionError:
+            raise self._security_error() from None
+        except u2err.RPCError as exc:
+            if "SecurityException" in str(exc) or "INJECT_EVENTS" in str(exc):
+                raise self._security_error() from None
+            raise DeviceError(f"phone {self.serial}: {type(exc).__name__}: {exc}") from None
+        except (adbutils.AdbError, adbutils.AdbTimeout, OSError, u2err.DeviceError, EOFError) as exc:
+            if "SecurityException" in str(exc):
+                raise self._security_error() from None
+            raise self._lost_or_error(exc) from None
+
+    def _security_error(self) -> InputSecurityError:
+        return InputSecurityError(
+            f"phone {self.serial} refuses injected input (SecurityException)",
+            "on Xiaomi/Redmi enable Developer options > 'USB debugging (Security settings)'; on others allow simulated input",
+        )
+
+    def _lost_or_error(self, exc: BaseException) -> DeviceError:
+        try:
+            online = self._client.device(self.serial).get_state() == "device"
+        except Exception:  # noqa: BLE001 - any failure here means the phone is gone
+            online = False
+        if not online:
+            return DeviceLost(
+                f"phone {self.serial} went offline ({type(exc).__name__}: {exc})", "reconnect it"
+            )
+        return DeviceError(f"phone {self.serial}: {type(exc).__name__}: {exc}")
+
+    def _rpc(self, method: str, *params: Any, timeout: float = RPC_TIMEOUT) -> Any:
+        return self._guard(lambda: getattr(self.u2.jsonrpc, method)(*params, http_timeout=timeout))
+
+    # ----- observe ----------------------------------------------------------------------------------------------
+    def screen_size(self) -> Size:
+        w, h = self._guard(lambda: self.u2.window_size())
+        return Size(int(w), int(h))
+
+    def screenshot_jpeg(self, scale: float = 1.0, quality: int = 80) -> bytes:
+        data = self._rpc("takeScreenshot", scale, quality)
+        if data:
+            return base64.b64decode(data)
+        # u2 answers null on some ROMs: fall back to screencap (PNG) and re-encode.
+        png = self._guard(lambda: self.adb.shell(["screencap", "-p"], encoding=None))
+        if not png.startswith(b"\x89PNG"):
+            raise DeviceError(f"phone {self.serial}: screencap returned no image", "is the screen on?")
+        img = Image.open(io.BytesIO(png)).convert("RGB")
+        if scale != 1.0:
+            img = img.resize((max(1, int(img.width * scale)), max(1, int(img.height * scale))))
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=quality)
+        return buf.getvalue()
+
+    def foreground(self) -> tuple[str, str]:
+        info = self._guard(lambda: self.adb.app_current())
+        return info.package, info.activity
+
+    def observe(self) -> Observation:
+        with self._lock:
+            started = time.perf_counter()
+            jpeg = self.screenshot_jpeg()
+            shot_ms = (time.perf_counter() - started) * 1000
+            size = Size(*Image.open(io.BytesIO(jpeg)).size)
+            try:
+                package, activity = self.foreground()
+            except DeviceLost:
+                raise
+            except DeviceError:
+                package, activity = "", ""
+            return Observation(
+                screenshot=jpeg,
+                size=size,
+                package=package,
+                activity=activity,
+                taken_at=time.time(),
+                screenshot_ms=shot_ms,
+                secure=is_black(jpeg),
+            )
+
+    def hierarchy(self) -> str:
+        return self._rpc("dumpWindowHierarchy", False, 50)
+
+    def installed_packages(self) -> set[str]:
+        return set(self._guard(lambda: self.adb.list_packages()))
+
+    # ----- act --------------------------------------------------------------------------------------------------
+    def perform(self, action: Action, *, package: str | None = None) -> ActResult:
+        """Do the action, then wait for the screen to settle. ``package`` is the resolved app for LAUNCH."""
+        with self._lock:
+            before = self._small_frame() if action.kind is not ActionKind.WAIT else None
+            started = time.perf_counter()
+            self._do(action, package)
+            act_ms = (time.perf_counter() - started) * 1000
+            if action.kind in (ActionKind.ANSWER, ActionKind.FINISH, ActionKind.CALL_USER):
+                return ActResult(act_ms, 0.0, True)
+            settle_ms, settled = self.settle(before)
+            return ActResult(act_ms, settle_ms, settled)
+
+    def _do(self, action: Action, package: str | None) -> None:
+        k = action.kind
+        p, e = action.point, action.end
+        if k is ActionKind.TAP:
+            self._rpc("click", p.x, p.y)
+        elif k is ActionKind.DOUBLE_TAP:
+            self._guard(lambda: self.u2.double_click(p.x, p.y, duration=0.05))
+        elif k is ActionKind.LONG_PRESS:
+            self._rpc("click", p.x, p.y, action.duration_ms or 800)
+        elif k is ActionKind.SWIPE:
+            steps = max(2, int((action.duration_ms or 300) / 5))
+            self._rpc("swipe", p.x, p.y, e.x, e.y, steps)
+        elif k is ActionKind.DRAG:
+            steps = max(2, int((action.duration_ms or 1000) / 5))
+            self._rpc("drag", p.x, p.y, e.x, e.y, steps)
+        elif k is ActionKind.TYPE:
+            self.type_text(action.text or "")
+        elif k is ActionKind.KEY:
+            self._rpc("pressKey", KEY_NAMES[action.key])
+        elif k is ActionKind.LAUNCH:
+            if not package:
+                raise DeviceError(f"launch of {action.app!r} has no resolved package")
+            self.launch(package)
+        elif k is ActionKind.WAIT:
+            time.sleep((action.duration_ms or 1000) / 1000)
+
+    def launch(self, package: str) -> None:
+        out = self._guard(
+            lambda: self.adb.shell(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
+        )
+        if "No activities found" in out or "monkey aborted" in out:
+            raise DeviceError(f"{package} has no launcher activity on {self.serial}", "is the app installed?")
+
+    # ----- text -------------------------------------------------------------------------------------------------
+    def type_text(self, text: str) -> None:
+        """Type into the focused field, through the AdbKeyboard IME, restoring the user's IME afterwards."""
+        previous = self.current_ime()
+        if ADB_KEYBOARD not in self.ime_list():
+            self._type_by_clipboard(text)
+            return
+        try:
+            if previous != ADB_KEYBOARD:
+                self._shell(["ime", "enable", ADB_KEYBOARD])
+                self._shell(["ime", "set", ADB_KEYBOARD])
+            encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+            out = self._shell(["am", "broadcast", "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded])
+            if not re.search(r"result=-1\b", out):
+                raise DeviceError(
+                    f"phone {self.serial}: the AdbKeyboard did not accept the text ({out.strip()!r})"
+                )
+        finally:
+            if previous and previous != ADB_KEYBOARD:
+                self._shell(["ime", "set", previous])
+
+    def _type_by_clipboard(self, text: str) -> None:
+        self._rpc("setClipboard", text, None)
+        self._rpc("pasteClipboard")
+
+    def current_ime(self) -> str:
+        out = self._shell(["settings", "get", "secure", "default_input_method"]).strip()
+        return "" if out == "null" else out
+
+    def ime_list(self) -> list[str]:
+        return [line.strip() for line in self._shell(["ime", "list", "-s"]).splitlines() if line.strip()]
+
+    def _shell(self, args: list[str]) -> str:
+        return self._guard(lambda: self.adb.shell(args))
+
+    # ----- settle -----------------------------------------------------------------------------------------------
+    def _small_frame(self) -> bytes:
+        o = self.settle_options
+        return hashlib.sha1(self.screenshot_jpeg(o.poll_scale, o.poll_quality)).digest()
+
+    def settle(self, before: bytes | None = None) -> tuple[float, bool]:
+        """Poll small frames until two in a row match (and the screen changed, or the grace time passed).
+
+        Returns (milliseconds waited, whether the screen settled within the bound).
+        """
+        o = self.settle_options
+        started = time.perf_counter()
+        previous = self._small_frame()
+        while True:
+            elapsed = time.perf_counter() - started
+            if elapsed >= o.timeout:
+                return elapsed * 1000, False
+            current = self._small_frame()
+            changed = before is None or current != before
+            if current == previous and (changed or elapsed >= o.grace):
+                return (time.perf_counter() - started) * 1000, True
+            previous = current
+
+
+def is_black(jpeg: bytes, threshold: int = 8) -> bool:
+    """An all-black frame: what Android returns for a FLAG_SECURE window (payment, password).
+
+    JPEG draft mode decodes at 1/8 scale, so the check costs a fraction of a full decode.
+    """
+    img = Image.open(io.BytesIO(jpeg))
+    if img.format == "JPEG":
+        img.draft("L", (max(1, img.width // 8), max(1, img.height // 8)))
+    _, hi = img.convert("L").getextrema()
+    return hi <= threshold
