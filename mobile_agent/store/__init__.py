@@ -1,0 +1,31 @@
+"""The trajectory store: runs, episodes and steps in SQL; screenshots as JPEG files next to the database.
+
+Modules that add tables declare them on ``schema.Base`` and are imported here, so ``TrajectoryStore.open``
+creates them.
+"""
+
+from mobile_agent.store.records import (
+    ActionSource,
+    DeviceInfo,
+    EpisodeInfo,
+    EpisodeStatus,
+    RunInfo,
+    RunStatus,
+    StepInfo,
+    StepRecord,
+    StepTimings,
+)
+from mobile_agent.store.store import TrajectoryStore
+
+__all__ = [
+    "ActionSource",
+    "DeviceInfo",
+    "EpisodeInfo",
+    "EpisodeStatus",
+    "RunInfo",
+    "RunStatus",
+    "StepInfo",
+    "StepRecord",
+    "StepTimings",
+    "TrajectoryStore",
+]

@@ -1,0 +1,84 @@
+"""The store's files on disk: screenshots as JPEG and hierarchy XML, written atomically and hashed."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+from mobile_agent.errors import StoreError
+
+JPEG_MAGIC = b"\xff\xd8\xff"
+JPEG_QUALITY = 90
+TEMP_PREFIX = ".tmp-"
+
+
+def screenshot_name(index: int) -> str:
+    return f"{index:03d}.jpg"
+
+
+def hierarchy_name(index: int) -> str:
+    return f"{index:03d}.xml"
+
+
+def as_jpeg(image: bytes | Image.Image) -> bytes:
+    """JPEG bytes for a screenshot given as JPEG/PNG/... bytes or a Pillow image. JPEG input is kept as is."""
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        data = bytes(image)
+        if data.startswith(JPEG_MAGIC):
+            return data
+        try:
+            with Image.open(io.BytesIO(data)) as decoded:
+                return _encode_jpeg(decoded)
+        except (UnidentifiedImageError, OSError) as exc:
+            raise StoreError(f"screenshot is not a readable image ({len(data)} bytes): {exc}") from exc
+    if isinstance(image, Image.Image):
+        return _encode_jpeg(image)
+    raise StoreError(f"screenshot must be bytes or a PIL image, not {type(image).__name__}")
+
+
+def _encode_jpeg(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.convert("RGB").save(out, format="JPEG", quality=JPEG_QUALITY)
+    return out.getvalue()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+__all__ = [
+    "as_jpeg",
+    "hierarchy_name",
+    "screenshot_name",
+    "sha256_bytes",
+    "sha256_file",
+    "write_atomic",
+]

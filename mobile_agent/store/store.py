@@ -1,0 +1,701 @@
+"""TrajectoryStore: every read and write of runs, episodes, steps, devices and their files.
+
+One store is shared by many worker threads. Each call uses its own short session; writes on SQLite are serialised
+by a lock per database file (and BEGIN IMMEDIATE + a busy timeout across processes). Every write commits before
+the call returns, so a killed process loses at most the step in flight.
+
+Example::
+
+    store = TrajectoryStore.open()                       # ./replays/mobile_agent.db
+    ep = store.start_episode("open settings", device="emulator-5554", family="venus", model="ui-venus-2")
+    store.record_step(ep.id, StepRecord(index=0, action=Action.launch("settings")), screenshot=jpeg_bytes)
+    store.finish_episode(ep.id, Outcome.FINISHED)
+    print(store.episode(ep.id[:6]).step_count)           # 1
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from PIL import Image
+from sqlalchemy import Engine, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from mobile_agent.actions import Action, Outcome, Size
+from mobile_agent.errors import StoreError, UserError
+from mobile_agent.store.engine import WRITE_OPTION, StoreLocation, create_store_engine, resolve_location
+from mobile_agent.store.files import (
+    as_jpeg,
+    hierarchy_name,
+    screenshot_name,
+    sha256_bytes,
+    write_atomic,
+)
+from mobile_agent.store.integrity import IntegrityChecker
+from mobile_agent.store.records import (
+    ActionSource,
+    DeviceInfo,
+    EpisodeInfo,
+    EpisodeStatus,
+    RunInfo,
+    RunStatus,
+    StepInfo,
+    StepRecord,
+    StepTimings,
+)
+from mobile_agent.store.redact import redact_url, scrub_secrets
+from mobile_agent.store.schema import (
+    ID_LENGTH,
+    SCHEMA_VERSION,
+    Base,
+    DeviceRow,
+    EpisodeRow,
+    RunRow,
+    SchemaInfoRow,
+    StepRow,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ADB_SERVER = "127.0.0.1:5037"
+LIST_HINT = "list recent episodes with `mobile-agent episodes`"
+_HEX = re.compile(r"[0-9a-f]+")
+_AMBIGUOUS_SHOWN = 5
+
+_file_locks: dict[Path, threading.Lock] = {}
+_file_locks_guard = threading.Lock()
+
+RowT = TypeVar("RowT", RunRow, EpisodeRow)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _json_safe(value: Any) -> Any:
+    """Secret-free and JSON-serialisable (paths, datetimes and the like become strings)."""
+    return json.loads(json.dumps(scrub_secrets(value), default=str))
+
+
+def _lock_for(location: StoreLocation) -> AbstractContextManager[Any]:
+    if not location.is_sqlite:
+        return nullcontext()
+    if location.sqlite_path is None:
+        return threading.Lock()
+    # Two stores opened on the same file in one process must share the lock, or they would fight over SQLite's.
+    with _file_locks_guard:
+        return _file_locks.setdefault(location.sqlite_path, threading.Lock())
+
+
+class TrajectoryStore:
+    """Runs, episodes and steps in a SQL database; screenshots and hierarchy XML as files under ``root``."""
+
+    def __init__(self, engine: Engine, location: StoreLocation) -> None:
+        self._engine = engine
+        self._location = location
+        self._reads = sessionmaker(engine, expire_on_commit=False)
+        self._writes = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False)
+        self._write_lock = _lock_for(location)
+        # An in-memory SQLite has a single shared connection, so reads must not interleave with writes either.
+        in_memory = location.is_sqlite and location.sqlite_path is None
+        self._read_lock: AbstractContextManager[Any] = self._write_lock if in_memory else nullcontext()
+
+    # ----------------------------------------------------------------------------------------------- lifecycle
+    @classmethod
+    def open(cls, url: str | None = None, root: Path | str | None = None) -> TrajectoryStore:
+        """Open (and create if needed) a store.
+
+        url: a SQLAlchemy URL, else env MOBILE_AGENT_DB, else SQLite at ``<root>/mobile_agent.db``.
+        root: where screenshot files go; defaults to the SQLite file's directory, else env MOBILE_AGENT_DATA, else
+        ``./replays``. ``postgresql://`` URLs use psycopg 3.
+        """
+        location = resolve_location(url, root)
+        engine = create_store_engine(location)
+        store = cls(engine, location)
+        try:
+            store.create_tables()
+            store._check_schema_version()
+            location.root.mkdir(parents=True, exist_ok=True)
+        except DBAPIError as exc:
+            engine.dispose()
+            first_line = (
+                str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
+            )
+            raise UserError(
+                f"cannot open the database {location.display_url}: {first_line}",
+                hint="check the URL (--db / MOBILE_AGENT_DB), that the server is up and the credentials are right",
+            ) from exc
+        except BaseException:
+            engine.dispose()
+            raise
+        log.info("store open: %s (files under %s)", location.display_url, location.root)
+        return store
+
+    def create_tables(self) -> None:
+        """Create every table registered on ``schema.Base`` that does not exist yet (safe to call again)."""
+        try:
+            Base.metadata.create_all(self._engine)
+        except (IntegrityError, DBAPIError) as exc:
+            # Another process created the same tables at the same moment (PostgreSQL); the second try sees them.
+            log.debug("create_all raced with another process, retrying: %s", exc)
+            Base.metadata.create_all(self._engine)
+
+    def _check_schema_version(self) -> None:
+        try:
+            with self.write_session() as session:
+                row = session.get(SchemaInfoRow, "schema_version")
+                if row is None:
+                    session.add(SchemaInfoRow(key="schema_version", value=str(SCHEMA_VERSION)))
+                    return
+                stored = int(row.value)
+        except IntegrityError:
+            return  # another process wrote the version row first
+        if stored > SCHEMA_VERSION:
+            raise UserError(
+                f"the database {self.url} has schema version {stored}; this mobile-agent knows {SCHEMA_VERSION}",
+                hint="upgrade mobile-agent, or point --db at another database",
+            )
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> TrajectoryStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def root(self) -> Path:
+        return self._location.root
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password hidden."""
+        return self._location.display_url
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self._location.is_sqlite
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    @contextmanager
+    def write_session(self) -> Iterator[Session]:
+        """A session in a transaction that commits on exit. For modules that add tables (task queue, judgments)."""
+        with self._write_lock, self._writes.begin() as session:
+            yield session
+
+    @contextmanager
+    def read_session(self) -> Iterator[Session]:
+        with self._read_lock, self._reads() as session:
+            yield session
+
+    # ----------------------------------------------------------------------------------------------------- runs
+    def create_run(self, name: str, config: Mapping[str, Any] | None = None) -> RunInfo:
+        safe_config = _json_safe(dict(config or {}))
+        with self.write_session() as session:
+            row = RunRow(
+                id=self._fresh_id(session, RunRow),
+                name=name,
+                created_at=_now(),
+                config=safe_config,
+                status=RunStatus.RUNNING.value,
+            )
+            session.add(row)
+        return _run_info(row)
+
+    def finish_run(self, run_id: str, status: RunStatus | str = RunStatus.ENDED) -> RunInfo:
+        status = RunStatus(status)
+        with self.write_session() as session:
+            row = session.get(RunRow, run_id)
+            if row is None:
+                raise StoreError(f"no run {run_id!r}")
+            row.status = status.value
+            row.ended_at = _now()
+        return _run_info(row)
+
+    def run(self, id_or_prefix: str) -> RunInfo:
+        with self.read_session() as session:
+            return _run_info(_resolve(session, RunRow, id_or_prefix, "run"))
+
+    def list_runs(self, *, limit: int | None = 20) -> list[RunInfo]:
+        query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)
+        with self.read_session() as session:
+            return [_run_info(row) for row in session.scalars(query)]
+
+    # ------------------------------------------------------------------------------------------------- episodes
+    def start_episode(
+        self,
+        task: str,
+        *,
+        device: str,
+        family: str,
+        model: str,
+        base_url: str | None = None,
+        run_id: str | None = None,
+        app: str | None = None,
+        source_episode_id: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> EpisodeInfo:
+        safe_meta = _json_safe(dict(meta or {}))
+        with self.write_session() as session:
+            if run_id is not None and session.get(RunRow, run_id) is None:
+                raise StoreError(f"cannot start an episode in run {run_id!r}: no such run")
+            if source_episode_id is not None and session.get(EpisodeRow, source_episode_id) is None:
+                raise UserError(f"no episode {source_episode_id!r} to replay", hint=LIST_HINT)
+            row = EpisodeRow(
+                id=self._fresh_id(session, EpisodeRow),
+                run_id=run_id,
+                task=task,
+                app=app,
+                device=device,
+                family=family,
+                model=model,
+                base_url=redact_url(base_url) if base_url else None,
+                status=EpisodeStatus.RUNNING.value,
+                started_at=_now(),
+                step_count=0,
+                source_episode_id=source_episode_id,
+                meta=safe_meta,
+            )
+            session.add(row)
+        log.debug("episode %s started on %s: %s", row.id, device, task)
+        return _episode_info(row)
+
+    def finish_episode(
+        self,
+        episode_id: str,
+        outcome: Outcome | str,
+        *,
+        detail: str | None = None,
+        answer: str | None = None,
+    ) -> EpisodeInfo:
+        value = _as_outcome(outcome)
+        with self.write_session() as session:
+            row = session.get(EpisodeRow, episode_id, with_for_update=True)
+            if row is None:
+                raise StoreError(f"no episode {episode_id!r} to finish")
+            if row.status != EpisodeStatus.RUNNING.value:
+                raise StoreError(f"episode {episode_id} already ended ({row.outcome})")
+            row.status = EpisodeStatus.ENDED.value
+            row.outcome = value
+            row.outcome_detail = detail
+            row.answer = answer
+            row.ended_at = _now()
+        log.debug("episode %s ended: %s", episode_id, value)
+        return _episode_info(row)
+
+    def episode(self, id_or_prefix: str) -> EpisodeInfo:
+        """An episode by its id or a unique prefix of it; UserError when unknown or ambiguous."""
+        with self.read_session() as session:
+            return _episode_info(_resolve(session, EpisodeRow, id_or_prefix, "episode"))
+
+    def list_episodes(
+        self,
+        *,
+        limit: int | None = 20,
+        run_id: str | None = None,
+        outcome: Outcome | str | None = None,
+        status: EpisodeStatus | str | None = None,
+        device: str | None = None,
+    ) -> list[EpisodeInfo]:
+        """Newest first. ``outcome="error"`` matches every ``error:<kind>``."""
+        query = select(EpisodeRow)
+        if run_id is not None:
+            query = query.where(EpisodeRow.run_id == run_id)
+        if outcome == "error":
+            query = query.where(EpisodeRow.outcome.startswith("error:"))
+        elif outcome is not None:
+            query = query.where(EpisodeRow.outcome == str(outcome))
+        if status is not None:
+            query = query.where(EpisodeRow.status == EpisodeStatus(status).value)
+        if device is not None:
+            query = query.where(EpisodeRow.device == device)
+        query = query.order_by(EpisodeRow.started_at.desc(), EpisodeRow.id).limit(limit)
+        with self.read_session() as session:
+            return [_episode_info(row) for row in session.scalars(query)]
+
+    def mark_running_as(
+        self,
+        outcome: Outcome | str,
+        *,
+        device: str | None = None,
+        started_before: datetime | None = None,
+        detail: str = "left running: the process that ran it stopped before finishing",
+    ) -> list[str]:
+        """Crash recovery: end episodes still ``running`` with ``outcome``; returns their ids.
+
+        With a shared database, pass ``device`` (or ``started_before``) so one host does not end another's work.
+        """
+        value = _as_outcome(outcome)
+        conditions = [EpisodeRow.status == EpisodeStatus.RUNNING.value]
+        if device is not None:
+            conditions.append(EpisodeRow.device == device)
+        if started_before is not None:
+            conditions.append(EpisodeRow.started_at < started_before)
+        with self.write_session() as session:
+            ids = list(session.scalars(select(EpisodeRow.id).where(*conditions).with_for_update()))
+            if ids:
+                session.execute(
+                    update(EpisodeRow)
+                    .where(EpisodeRow.id.in_(ids), EpisodeRow.status == EpisodeStatus.RUNNING.value)
+                    .values(
+                        status=EpisodeStatus.ENDED.value,
+                        outcome=value,
+                        outcome_detail=detail,
+                        ended_at=_now(),
+                    )
+                )
+        if ids:
+            log.info("marked %d episode(s) left running as %s", len(ids), value)
+        return sorted(ids)
+
+    # ---------------------------------------------------------------------------------------------------- steps
+    def record_step(
+        self,
+        episode_id: str,
+        step: StepRecord,
+        *,
+        screenshot: bytes | Image.Image | None = None,
+        hierarchy: str | None = None,
+    ) -> StepInfo:
+        """Write the step's files, then its row, and commit before returning."""
+        _validate_step(step)
+        self._require_new_step(episode_id, step.index)
+        written: list[Path] = []
+        shot_rel = shot_sha = hierarchy_rel = None
+        shot_size = None
+        try:
+            if screenshot is not None:
+                data = as_jpeg(screenshot)
+                shot_rel = f"{episode_id}/{screenshot_name(step.index)}"
+                write_atomic(self.root / shot_rel, data)
+                written.append(self.root / shot_rel)
+                shot_sha, shot_size = sha256_bytes(data), len(data)
+            if hierarchy is not None:
+                hierarchy_rel = f"{episode_id}/{hierarchy_name(step.index)}"
+                write_atomic(self.root / hierarchy_rel, hierarchy.encode("utf-8"))
+                written.append(self.root / hierarchy_rel)
+            row = _step_row(episode_id, step, shot_rel, shot_sha, shot_size, hierarchy_rel)
+            with self.write_session() as session:
+                counted = session.execute(
+                    update(EpisodeRow)
+                    .where(EpisodeRow.id == episode_id, EpisodeRow.status == EpisodeStatus.RUNNING.value)
+                    .values(step_count=EpisodeRow.step_count + 1)
+                )
+                if counted.rowcount != 1:
+                    raise StoreError(f"episode {episode_id} ended while step {step.index} was being recorded")
+                session.add(row)
+        except IntegrityError as exc:
+            # Another writer recorded this index in the meantime; its files are the ones on disk now.
+            raise StoreError(f"episode {episode_id} already has a step {step.index}") from exc
+        except BaseException:
+            for path in written:
+                path.unlink(missing_ok=True)
+            raise
+        return _step_info(row)
+
+    def _require_new_step(self, episode_id: str, index: int) -> None:
+        with self.read_session() as session:
+            episode = session.get(EpisodeRow, episode_id)
+            if episode is None:
+                raise StoreError(f"no episode {episode_id!r} to record a step in")
+            if episode.status != EpisodeStatus.RUNNING.value:
+                raise StoreError(
+                    f"episode {episode_id} already ended ({episode.outcome}); step {index} not recorded"
+                )
+            taken = session.scalar(
+                select(StepRow.id).where(StepRow.episode_id == episode_id, StepRow.index == index)
+            )
+            if taken is not None:
+                raise StoreError(f"episode {episode_id} already has a step {index}")
+
+    def steps(self, episode_id: str) -> list[StepInfo]:
+        """All steps of an episode (id or unique prefix), in index order."""
+        with self.read_session() as session:
+            full_id = _resolve(session, EpisodeRow, episode_id, "episode").id
+            rows = session.scalars(
+                select(StepRow).where(StepRow.episode_id == full_id).order_by(StepRow.index)
+            )
+            return [_step_info(row) for row in rows]
+
+    def step(self, episode_id: str, index: int) -> StepInfo:
+        with self.read_session() as session:
+            full_id = _resolve(session, EpisodeRow, episode_id, "episode").id
+            row = session.scalar(select(StepRow).where(StepRow.episode_id == full_id, StepRow.index == index))
+            if row is None:
+                raise UserError(
+                    f"episode {full_id} has no step {index}",
+                    hint=f"see its steps with `mobile-agent show {full_id}`",
+                )
+            return _step_info(row)
+
+    def screenshot_path(self, step: StepInfo) -> Path:
+        if step.screenshot_path is None:
+            raise StoreError(f"step {step.index} of episode {step.episode_id} has no screenshot")
+        return self.root / step.screenshot_path
+
+    def hierarchy_path(self, step: StepInfo) -> Path:
+        if step.hierarchy_path is None:
+            raise StoreError(f"step {step.index} of episode {step.episode_id} has no view hierarchy")
+        return self.root / step.hierarchy_path
+
+    # -------------------------------------------------------------------------------------------------- devices
+    def upsert_device(
+        self,
+        serial: str,
+        *,
+        adb_server: str = DEFAULT_ADB_SERVER,
+        model: str | None = None,
+        android_version: str | None = None,
+        notes: str | None = None,
+    ) -> DeviceInfo:
+        """Record that a phone was seen now. Fields left as None keep their stored value."""
+        for attempt in range(2):
+            try:
+                with self.write_session() as session:
+                    row = session.scalar(
+                        select(DeviceRow)
+                        .where(DeviceRow.serial == serial, DeviceRow.adb_server == adb_server)
+                        .with_for_update()
+                    )
+                    now = _now()
+                    if row is None:
+                        row = DeviceRow(serial=serial, adb_server=adb_server, first_seen=now)
+                        session.add(row)
+                    row.last_seen = now
+                    for name, value in (
+                        ("model", model),
+                        ("android_version", android_version),
+                        ("notes", notes),
+                    ):
+                        if value is not None:
+                            setattr(row, name, value)
+                return _device_info(row)
+            except IntegrityError:
+                if attempt:  # the second try finds the row another host just inserted
+                    raise
+        raise AssertionError("unreachable")
+
+    def devices(self) -> list[DeviceInfo]:
+        with self.read_session() as session:
+            rows = session.scalars(select(DeviceRow).order_by(DeviceRow.adb_server, DeviceRow.serial))
+            return [_device_info(row) for row in rows]
+
+    # ------------------------------------------------------------------------------------------------ integrity
+    def check_integrity(self, *, verify_hashes: bool = True) -> list[str]:
+        """Problems found, one sentence each; empty when the store is consistent."""
+        with self.read_session() as session:
+            return IntegrityChecker(session, self.root, verify_hashes=verify_hashes).run()
+
+    # -------------------------------------------------------------------------------------------------- helpers
+    @staticmethod
+    def _fresh_id(session: Session, row_type: type[RowT]) -> str:
+        for _ in range(8):
+            candidate = secrets.token_hex(ID_LENGTH // 2)
+            if session.get(row_type, candidate) is None:
+                return candidate
+        raise StoreError(
+            "could not find a free id"
+        )  # 8 collisions of 48 random bits: something else is wrong
+
+
+def _resolve(session: Session, row_type: type[RowT], id_or_prefix: str, noun: str) -> RowT:
+    key = id_or_prefix.strip().lower()
+    hint = LIST_HINT if noun == "episode" else "list recent runs with `mobile-agent runs`"
+    if not key or not _HEX.fullmatch(key):
+        raise UserError(
+            f"{id_or_prefix!r} is not a {noun} id", hint=f"{noun} ids are hex like 3f9a0c12b7de; {hint}"
+        )
+    exact = session.get(row_type, key)
+    if exact is not None:
+        return exact
+    matches = list(
+        session.scalars(
+            select(row_type)
+            .where(row_type.id.startswith(key))
+            .order_by(row_type.id)
+            .limit(_AMBIGUOUS_SHOWN + 1)
+        )
+    )
+    if not matches:
+        raise UserError(f"no {noun} with id {key!r}", hint=hint)
+    if len(matches) > 1:
+        shown = ", ".join(m.id for m in matches[:_AMBIGUOUS_SHOWN])
+        more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
+        raise UserError(
+            f"{noun} id {key!r} is ambiguous: {shown}{more}", hint="type more characters of the id"
+        )
+    return matches[0]
+
+
+def _as_outcome(value: Outcome | str) -> Outcome:
+    try:
+        return Outcome(str(value))
+    except ValueError as exc:
+        raise StoreError(str(exc)) from exc
+
+
+def _validate_step(step: StepRecord) -> None:
+    if step.index < 0:
+        raise StoreError(f"step index must be >= 0, got {step.index}")
+    if step.attempt < 1:
+        raise StoreError(f"step attempt must be >= 1, got {step.attempt}")
+    ActionSource(step.action_source)
+
+
+def _step_row(
+    episode_id: str,
+    step: StepRecord,
+    shot_rel: str | None,
+    shot_sha: str | None,
+    shot_size: int | None,
+    hierarchy_rel: str | None,
+) -> StepRow:
+    timings = step.timings
+    return StepRow(
+        episode_id=episode_id,
+        index=step.index,
+        attempt=step.attempt,
+        started_at=step.started_at or _now(),
+        ended_at=step.ended_at,
+        screenshot_path=shot_rel,
+        screenshot_sha256=shot_sha,
+        screenshot_bytes=shot_size,
+        screen_width=step.screen.width if step.screen else None,
+        screen_height=step.screen.height if step.screen else None,
+        foreground_app=step.foreground_app,
+        foreground_activity=step.foreground_activity,
+        hierarchy_path=hierarchy_rel,
+        raw_reply=step.raw_reply,
+        reasoning=step.reasoning,
+        thought=step.thought,
+        action=step.action.to_dict() if step.action is not None else None,
+        action_source=ActionSource(step.action_source).value,
+        guard_decisions=_json_safe(list(step.guard_decisions)),
+        screenshot_ms=timings.screenshot_ms,
+        model_ms=timings.model_ms,
+        act_ms=timings.act_ms,
+        settle_ms=timings.settle_ms,
+        total_ms=timings.total_ms,
+        prompt_tokens=step.prompt_tokens,
+        completion_tokens=step.completion_tokens,
+        model_latency_ms=step.model_latency_ms,
+        error_kind=step.error_kind,
+        error_text=step.error_text,
+    )
+
+
+def _step_info(row: StepRow) -> StepInfo:
+    action = None
+    if row.action is not None:
+        try:
+            action = Action.from_dict(row.action)
+        except ValueError:
+            log.warning(
+                "step %d of episode %s has an unreadable action: %r", row.index, row.episode_id, row.action
+            )
+    screen = Size(row.screen_width, row.screen_height) if row.screen_width and row.screen_height else None
+    return StepInfo(
+        episode_id=row.episode_id,
+        index=row.index,
+        action=action,
+        action_source=ActionSource(row.action_source),
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        screen=screen,
+        foreground_app=row.foreground_app,
+        foreground_activity=row.foreground_activity,
+        raw_reply=row.raw_reply,
+        reasoning=row.reasoning,
+        thought=row.thought,
+        guard_decisions=list(row.guard_decisions or []),
+        timings=StepTimings(
+            screenshot_ms=row.screenshot_ms,
+            model_ms=row.model_ms,
+            act_ms=row.act_ms,
+            settle_ms=row.settle_ms,
+            total_ms=row.total_ms,
+        ),
+        prompt_tokens=row.prompt_tokens,
+        completion_tokens=row.completion_tokens,
+        model_latency_ms=row.model_latency_ms,
+        error_kind=row.error_kind,
+        error_text=row.error_text,
+        attempt=row.attempt,
+        screenshot_path=row.screenshot_path,
+        screenshot_sha256=row.screenshot_sha256,
+        screenshot_bytes=row.screenshot_bytes,
+        hierarchy_path=row.hierarchy_path,
+    )
+
+
+def _stored_outcome(row: EpisodeRow) -> Outcome | None:
+    if row.outcome is None:
+        return None
+    try:
+        return Outcome(row.outcome)
+    except ValueError:
+        log.warning("episode %s has an unknown outcome %r", row.id, row.outcome)
+        return None
+
+
+def _episode_info(row: EpisodeRow) -> EpisodeInfo:
+    return EpisodeInfo(
+        id=row.id,
+        task=row.task,
+        device=row.device,
+        family=row.family,
+        model=row.model,
+        status=EpisodeStatus(row.status),
+        started_at=row.started_at,
+        step_count=row.step_count,
+        run_id=row.run_id,
+        app=row.app,
+        base_url=row.base_url,
+        outcome=_stored_outcome(row),
+        outcome_detail=row.outcome_detail,
+        answer=row.answer,
+        ended_at=row.ended_at,
+        source_episode_id=row.source_episode_id,
+        meta=dict(row.meta or {}),
+    )
+
+
+def _run_info(row: RunRow) -> RunInfo:
+    return RunInfo(
+        id=row.id,
+        name=row.name,
+        status=RunStatus(row.status),
+        created_at=row.created_at,
+        config=dict(row.config or {}),
+        ended_at=row.ended_at,
+    )
+
+
+def _device_info(row: DeviceRow) -> DeviceInfo:
+    return DeviceInfo(
+        serial=row.serial,
+        adb_server=row.adb_server,
+        first_seen=row.first_seen,
+        last_seen=row.last_seen,
+        model=row.model,
+        android_version=row.android_version,
+        notes=row.notes,
+    )
+
+
+__all__ = ["TrajectoryStore"]
