@@ -1,0 +1,240 @@
+"""AutoGLM-Phone (Open-AutoGLM): ``<think>..</think><answer>do(action="Verb", ...)</answer>``, coordinates 0-999.
+
+``finish(message=...)`` ends the task. ``Tap`` with ``message=`` is the model flagging a consequential tap: it
+becomes ``Action.sensitive`` for the safety gate. ``Take_over`` asks the human (CALL_USER). ``Note``, ``Call_API``
+and ``Interact`` are placeholders in the reference runtime and are refused with a clear ParseError, never turned
+into a silent finish. Like the reference, only the current screenshot is sent; earlier turns stay as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from mobile_agent.actions import Action, ActionKind, Key
+from mobile_agent.model.base import (
+    CoordinateSpace,
+    Geometry,
+    HistoryTurn,
+    ModelFamily,
+    Parsed,
+    PromptOptions,
+    Screenshot,
+    hints_block,
+    image_part,
+    text_part,
+)
+from mobile_agent.model.syntax import (
+    Call,
+    clean_reply,
+    extract_call,
+    fail,
+    join_reasoning,
+    parse_call,
+    split_think,
+    tag_body,
+)
+
+SYSTEM_PROMPT = """The current date: {today}
+# Setup
+You are a professional Android operation agent. At each step you get a screenshot of the phone; analyse it, \
+then give the next operation as one line of Python-style pseudo-code.
+
+Reply strictly as:
+<think>
+[your analysis]
+</think>
+<answer>
+[one operation]
+</answer>
+
+Operations (coordinates are integers 0-999 relative to the screenshot, origin top-left):
+- do(action="Launch", app="Settings")            open an app
+- do(action="Tap", element=[x,y])                 tap; add message="why" when the tap pays, deletes or sends \
+something important, so the user can confirm it
+- do(action="Type", text="Hello")                 type into the focused field
+- do(action="Swipe", start=[x1,y1], end=[x2,y2])  swipe
+- do(action="Long Press", element=[x,y])          long press
+- do(action="Double Tap", element=[x,y])          double tap
+- do(action="Back")                               back
+- do(action="Home")                               home screen
+- do(action="Wait", duration="2 seconds")         wait for loading
+- do(action="Take_over", message="why")           ask the user to take over (login, captcha, payment)
+- finish(message="what was done")                 the whole task is done
+
+Rules: think before acting; exactly one operation per reply; finish only when every part of the task is \
+done.{hints}"""
+
+_DO_TEXT_KEYS = frozenset({"text", "message", "app"})
+_PLACEHOLDERS = ("Note", "Call_API", "Interact")
+_POINT_ACTIONS = {
+    "Tap": ActionKind.TAP,
+    "Long Press": ActionKind.LONG_PRESS,
+    "Double Tap": ActionKind.DOUBLE_TAP,
+}
+_ACTION_MARKERS = re.compile(r"\b(?:do|finish)\s*\(")
+_SECONDS = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(?:s|sec|secs|second|seconds)?\s*$")
+
+
+def _q(value: str) -> str:
+    # JSON string syntax is also a valid Python literal, and it is what the model writes.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _seconds_text(ms: int) -> str:
+    whole, frac = divmod(ms, 1000)
+    return f"{whole}.{frac:03d}".rstrip("0").rstrip(".") + " seconds"
+
+
+class AutoGLM(ModelFamily):
+    name = "autoglm"
+    coordinate_space = CoordinateSpace.NORMALIZED
+    max_history_images = 0
+    supported_kinds = frozenset(ActionKind) - {ActionKind.DRAG, ActionKind.ANSWER}
+    format_reminder = '<think>..</think><answer>do(action="...", ...) or finish(message="...")</answer>'
+
+    def build_messages(
+        self,
+        task: str,
+        history: Sequence[HistoryTurn],
+        screenshot: Screenshot,
+        *,
+        options: PromptOptions | None = None,
+        hints: str | None = None,
+        correction: str | None = None,
+    ) -> list[dict[str, Any]]:
+        options = options or PromptOptions()
+        current = self.prepare(screenshot)
+        skipped, kept, _ = self.bounded_history(history, options)
+        system = SYSTEM_PROMPT.format(today=date.today().strftime("%Y-%m-%d, %A"), hints=hints_block(hints))
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        screen_info = json.dumps({"current_app": options.current_app or "unknown"}, ensure_ascii=False)
+        first_text = task if not skipped else f"{task}\n\n({skipped} earlier steps are not shown.)"
+        for index, turn in enumerate(kept):
+            label = first_text if index == 0 else "** Screen Info **"
+            messages.append({"role": "user", "content": [text_part(f"{label}\n\n{screen_info}")]})
+            messages.append({"role": "assistant", "content": turn.reply})
+        label = first_text if not kept else "** Screen Info **"
+        content = [image_part(current), text_part(f"{label}\n\n{screen_info}")]
+        if correction:
+            content.append(text_part(self.correction_text(correction)))
+        messages.append({"role": "user", "content": content})
+        return messages
+
+    def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
+        raw = join_reasoning(text, reasoning)
+        cleaned = clean_reply(raw)
+        thought, rest = split_think(cleaned)
+        body = tag_body(rest, "answer")
+        if body is None:  # no tags: the reference takes everything from the first do(/finish( marker
+            marker = _ACTION_MARKERS.search(rest)
+            if marker is None:
+                raise fail("no <answer>...</answer> with do(...) or finish(...) in the reply", raw)
+            if not thought:
+                thought = rest[: marker.start()].strip()
+            body = rest[marker.start() :]
+        expr = extract_call(body)
+        if not expr:
+            raise fail("the <answer> block holds no do(...) or finish(...)", raw)
+        call = parse_call(expr, raw, _DO_TEXT_KEYS)
+        return Parsed(self._action_of(call, geometry), thought)
+
+    def _action_of(self, call: Call, geometry: Geometry) -> Action:
+        reply = call.reply
+        if call.name == "finish":
+            message = call.only("message").text("message", required=False)
+            return Action.finish(message or None)
+        if call.name != "do":
+            raise fail(f"unknown operation {call.name!r}: expected do(...) or finish(...)", reply)
+        verb = call.text("action")
+        if verb in _PLACEHOLDERS:
+            raise fail(f"AutoGLM's {verb} operation is not supported by this runtime", reply)
+        if verb in _POINT_ACTIONS:
+            allowed = ("action", "element", "message") if verb == "Tap" else ("action", "element")
+            call.only(*allowed)
+            point = self.to_device(call.pair("element"), geometry, reply)
+            sensitive = call.text("message", required=False) if verb == "Tap" else None
+            return Action(_POINT_ACTIONS[verb], point=point, sensitive=sensitive)
+        if verb == "Swipe":
+            call.only("action", "start", "end")
+            start = self.to_device(call.pair("start"), geometry, reply)
+            return Action(
+                ActionKind.SWIPE, point=start, end=self.to_device(call.pair("end"), geometry, reply)
+            )
+        if verb in ("Type", "Type_Name"):
+            return Action.type(call.only("action", "text").text("text") or "")
+        if verb == "Launch":
+            app = call.only("action", "app").text("app")
+            if not app or not app.strip():
+                raise fail("Launch: app must not be empty", reply)
+            return Action.launch(app)
+        if verb in ("Back", "Home"):
+            call.only("action")
+            return Action.press(Key.BACK if verb == "Back" else Key.HOME)
+        if verb == "Wait":
+            call.only("action", "duration")
+            if not call.has("duration"):
+                return Action.wait()
+            return Action.wait(self._duration_ms(call.value("duration"), reply))
+        if verb == "Take_over":
+            return Action.call_user(call.only("action", "message").text("message") or "")
+        raise fail(f"unknown AutoGLM action {verb!r}", reply)
+
+    @staticmethod
+    def _duration_ms(value: Any, reply: str) -> int:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            seconds = value if isinstance(value, float) else min(value, 10**6)
+        else:
+            match = _SECONDS.match(str(value))
+            if match is None:
+                raise fail(f"Wait: duration must look like '2 seconds', got {value!r:.60}", reply)
+            seconds = float(match.group(1))
+        if not 0 <= seconds <= 3600:
+            raise fail(f"Wait: duration {seconds} s is out of range", reply)
+        return round(seconds * 1000)
+
+    def format(self, action: Action, geometry: Geometry, thought: str = "") -> str:
+        return f"<think>{thought}</think><answer>{self.format_call(action, geometry)}</answer>"
+
+    def format_call(self, action: Action, geometry: Geometry) -> str:
+        self.check_expressible(action)
+        kind = action.kind
+
+        def xy(point) -> str:
+            x, y = self.to_model(point, geometry)
+            return f"[{x},{y}]"
+
+        if kind is ActionKind.TAP:
+            extra = f", message={_q(action.sensitive)}" if action.sensitive is not None else ""
+            return f'do(action="Tap", element={xy(action.point)}{extra})'
+        if kind is ActionKind.LONG_PRESS:
+            return f'do(action="Long Press", element={xy(action.point)})'
+        if kind is ActionKind.DOUBLE_TAP:
+            return f'do(action="Double Tap", element={xy(action.point)})'
+        if kind is ActionKind.SWIPE:
+            return f'do(action="Swipe", start={xy(action.point)}, end={xy(action.end)})'
+        if kind is ActionKind.TYPE:
+            return f'do(action="Type", text={_q(action.text or "")})'
+        if kind is ActionKind.LAUNCH:
+            return f'do(action="Launch", app={_q(action.app or "")})'
+        if kind is ActionKind.KEY:
+            if action.key is Key.BACK:
+                return 'do(action="Back")'
+            if action.key is Key.HOME:
+                return 'do(action="Home")'
+            raise ValueError(f"family {self.name} cannot express key {action.key.value}")  # type: ignore[union-attr]
+        if kind is ActionKind.WAIT:
+            if action.duration_ms is None:
+                return 'do(action="Wait")'
+            return f'do(action="Wait", duration="{_seconds_text(action.duration_ms)}")'
+        if kind is ActionKind.CALL_USER:
+            return f'do(action="Take_over", message={_q(action.text or "")})'
+        if kind is ActionKind.FINISH:
+            return f"finish(message={_q(action.text or '')})"
+        raise ValueError(f"family {self.name} cannot express {action.describe()}")  # pragma: no cover
+
+
+__all__ = ["AutoGLM"]

@@ -1,0 +1,217 @@
+"""What every model family provides: prompt building, reply parsing, reply formatting, and its coordinates.
+
+A family is stateless; one instance serves every episode. ``build_messages`` turns (task, bounded history,
+current screenshot) into OpenAI chat messages; ``parse`` turns the model's reply into an ``Action`` in device
+pixels; ``format`` is the inverse of ``parse`` (the exact text the model would write for an action), which the
+simulated model endpoint and the property tests use.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from PIL import Image
+
+from mobile_agent.actions import Action, ActionKind, Point, Size
+from mobile_agent.model.images import ImagePolicy, PreparedImage, prepare_image
+from mobile_agent.model.syntax import fail
+
+
+class CoordinateSpace(str, Enum):
+    NORMALIZED = "0-999"  # integers 0..999 relative to the screenshot, whatever its size
+    IMAGE_PIXELS = "image-pixels"  # pixels of the (resized) image the model was shown
+
+
+NORMALIZED_EXTENT = 1000
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Device pixels, and the size of the image the model saw."""
+
+    device: Size
+    image: Size
+
+
+@dataclass(frozen=True)
+class PromptOptions:
+    """Bounds on the history sent with each step, and small extras some families use."""
+
+    max_history_turns: int = 8
+    history_images: int = 2
+    current_app: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_history_turns < 0 or self.history_images < 0:
+            raise ValueError("history bounds must not be negative")
+
+
+@dataclass(frozen=True)
+class HistoryTurn:
+    """One earlier step: the JPEG the model was shown (as prepared), its raw reply, the action taken."""
+
+    image: bytes | None
+    reply: str
+    action: Action | None = None
+
+
+@dataclass(frozen=True)
+class Parsed:
+    action: Action
+    thought: str
+
+
+Screenshot = Image.Image | bytes | PreparedImage
+
+
+def _axis_to_device(value: float, model_extent: int, device_extent: int) -> int:
+    # The model names a cell of the model grid; we act at the device pixel under that cell's centre.
+    if isinstance(value, int):
+        pixel = ((2 * value + 1) * device_extent) // (2 * model_extent)
+    else:
+        pixel = math.floor((value + 0.5) * device_extent / model_extent)
+    return max(0, min(device_extent - 1, pixel))
+
+
+def _axis_to_model(pixel: int, model_extent: int, device_extent: int) -> int:
+    guess = (pixel * model_extent) // device_extent
+    for candidate in (guess, guess + 1, guess - 1):
+        if 0 <= candidate < model_extent and _axis_to_device(candidate, model_extent, device_extent) == pixel:
+            return candidate
+    return max(0, min(model_extent - 1, guess))
+
+
+class ModelFamily(ABC):
+    """Base of every family. Subclasses set the class attributes and implement the three methods."""
+
+    name: str
+    coordinate_space: CoordinateSpace
+    image_policy: ImagePolicy = ImagePolicy()
+    # Earlier screenshots the family's reference client sends at most (None: as many as options allow).
+    max_history_images: int | None = None
+    supported_kinds: frozenset[ActionKind]
+    # One line shown to the model after a parse failure.
+    format_reminder: str = ""
+
+    # ----- the interface -------------------------------------------------------------------------------------
+    @abstractmethod
+    def build_messages(
+        self,
+        task: str,
+        history: Sequence[HistoryTurn],
+        screenshot: Screenshot,
+        *,
+        options: PromptOptions | None = None,
+        hints: str | None = None,
+        correction: str | None = None,
+    ) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed: ...
+
+    @abstractmethod
+    def format(self, action: Action, geometry: Geometry, thought: str = "") -> str: ...
+
+    # ----- sizes and coordinates -----------------------------------------------------------------------------
+    def working_size(self, device: Size) -> Size:
+        from mobile_agent.model.images import smart_resize
+
+        return smart_resize(device, self.image_policy)
+
+    def geometry(self, device: Size) -> Geometry:
+        """The geometry of a step on a device of this size (the image is resized by this family's policy)."""
+        return Geometry(device=device, image=self.working_size(device))
+
+    def model_extent(self, geometry: Geometry) -> Size:
+        if self.coordinate_space is CoordinateSpace.NORMALIZED:
+            return Size(NORMALIZED_EXTENT, NORMALIZED_EXTENT)
+        return geometry.image
+
+    def to_device(self, xy: tuple[float, float], geometry: Geometry, reply: str = "") -> Point:
+        """Model coordinates -> device pixels. Coordinates outside the family's range are a ParseError."""
+        extent = self.model_extent(geometry)
+        x, y = xy
+        if self.coordinate_space is CoordinateSpace.NORMALIZED:
+            limit_x = limit_y = NORMALIZED_EXTENT - 1
+            space = "0-999"
+        else:  # a pixel on the image's far edge is still on the image
+            limit_x, limit_y = extent.width, extent.height
+            space = f"the {extent.width}x{extent.height} image"
+        if not (0 <= x <= limit_x and 0 <= y <= limit_y):
+            raise fail(f"coordinate ({x}, {y}) is outside {space}", reply)
+        return Point(
+            _axis_to_device(x, extent.width, geometry.device.width),
+            _axis_to_device(y, extent.height, geometry.device.height),
+        )
+
+    def to_model(self, point: Point, geometry: Geometry) -> tuple[int, int]:
+        """Device pixels -> the model coordinates that map back to exactly this pixel when one exists."""
+        extent = self.model_extent(geometry)
+        return (
+            _axis_to_model(point.x, extent.width, geometry.device.width),
+            _axis_to_model(point.y, extent.height, geometry.device.height),
+        )
+
+    # ----- helpers for building messages ---------------------------------------------------------------------
+    def prepare(self, screenshot: Screenshot) -> PreparedImage:
+        return prepare_image(screenshot, self)
+
+    def bounded_history(
+        self, history: Sequence[HistoryTurn], options: PromptOptions
+    ) -> tuple[int, list[HistoryTurn], int]:
+        """(index of the first kept turn, the kept turns, how many of the newest kept turns carry images)."""
+        kept = list(history[-options.max_history_turns :]) if options.max_history_turns else []
+        images = options.history_images
+        if self.max_history_images is not None:
+            images = min(images, self.max_history_images)
+        return len(history) - len(kept), kept, min(images, len(kept))
+
+    def check_expressible(self, action: Action) -> None:
+        if action.kind not in self.supported_kinds:
+            raise ValueError(f"family {self.name} cannot express a {action.kind.value} action")
+
+    def correction_text(self, correction: str) -> str:
+        return (
+            f"Your last reply could not be parsed: {correction}. "
+            f"Answer again in the exact output format. {self.format_reminder}"
+        ).strip()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def image_part(jpeg_or_prepared: bytes | PreparedImage) -> dict[str, Any]:
+    import base64
+
+    if isinstance(jpeg_or_prepared, PreparedImage):
+        url = jpeg_or_prepared.data_url()
+    else:
+        url = "data:image/jpeg;base64," + base64.b64encode(jpeg_or_prepared).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def hints_block(hints: str | None, title: str = "App knowledge") -> str:
+    return f"\n\n### {title}\n{hints.strip()}" if hints and hints.strip() else ""
+
+
+__all__ = [
+    "CoordinateSpace",
+    "Geometry",
+    "HistoryTurn",
+    "ModelFamily",
+    "Parsed",
+    "PromptOptions",
+    "Screenshot",
+    "hints_block",
+    "image_part",
+    "text_part",
+]

@@ -1,0 +1,116 @@
+"""Screenshots resized to a family's working size and encoded as JPEG for the chat request.
+
+Sending the device-resolution PNG costs megabytes of base64 per step while the serving stack resizes the picture
+anyway; resizing on the client to the size the model works at and sending a JPEG gives the model the same pixels
+for a fraction of the bytes. The working size follows the Qwen-VL "smart resize" rule (sides multiples of the
+patch factor, pixel count within bounds), so a Qwen-style server leaves the image as it is and pixel-space
+families see exactly the image whose size we record in ``Geometry.image``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PIL import Image
+
+from mobile_agent.actions import Size
+
+if TYPE_CHECKING:
+    from mobile_agent.model.base import Geometry, ModelFamily
+
+MAX_ASPECT_RATIO = 200
+
+
+@dataclass(frozen=True)
+class ImagePolicy:
+    """How a family wants its screenshots: patch factor, pixel budget and JPEG quality."""
+
+    factor: int = 28
+    min_pixels: int = 100 * 28 * 28
+    max_pixels: int = 1280 * 28 * 28
+    jpeg_quality: int = 80
+
+
+def smart_resize(device: Size, policy: ImagePolicy) -> Size:
+    """The Qwen-VL resize rule: keep the aspect ratio, sides multiples of ``factor``, pixels within bounds.
+
+    Idempotent: a size it returns maps to itself, which is what lets the server leave our image alone.
+    """
+    width, height = device
+    if width <= 0 or height <= 0:
+        raise ValueError(f"image size must be positive, got {width}x{height}")
+    if max(width, height) / min(width, height) > MAX_ASPECT_RATIO:
+        raise ValueError(f"aspect ratio of {width}x{height} is above {MAX_ASPECT_RATIO}")
+    f = policy.factor
+    h_bar = max(f, round(height / f) * f)
+    w_bar = max(f, round(width / f) * f)
+    if h_bar * w_bar > policy.max_pixels:
+        beta = math.sqrt((height * width) / policy.max_pixels)
+        h_bar = max(f, math.floor(height / beta / f) * f)
+        w_bar = max(f, math.floor(width / beta / f) * f)
+    elif h_bar * w_bar < policy.min_pixels:
+        beta = math.sqrt(policy.min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / f) * f
+        w_bar = math.ceil(width * beta / f) * f
+    return Size(w_bar, h_bar)
+
+
+@dataclass(frozen=True)
+class PreparedImage:
+    """A screenshot as sent to the model: JPEG bytes at the working size, and the device size it came from."""
+
+    jpeg: bytes
+    size: Size
+    device_size: Size
+
+    def data_url(self) -> str:
+        return "data:image/jpeg;base64," + base64.b64encode(self.jpeg).decode("ascii")
+
+    @property
+    def geometry(self) -> Geometry:
+        from mobile_agent.model.base import Geometry
+
+        return Geometry(device=self.device_size, image=self.size)
+
+
+def prepare_image(image: Image.Image | bytes | PreparedImage, family: ModelFamily) -> PreparedImage:
+    """Resize a device-resolution frame (PIL image or encoded bytes) to ``family``'s working size, as JPEG.
+
+    A JPEG that already has the working size is passed through without re-encoding.
+    """
+    if isinstance(image, PreparedImage):
+        return image
+    policy = family.image_policy
+    encoded: bytes | None = None
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        encoded = bytes(image)
+        try:
+            image = Image.open(io.BytesIO(encoded))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"screenshot bytes are not an image Pillow can read: {exc}") from exc
+    device = Size(*image.size)
+    target = smart_resize(device, policy)
+    if encoded is not None and image.format == "JPEG" and device == target:
+        return PreparedImage(jpeg=encoded, size=target, device_size=device)
+    if image.format == "JPEG" and target != device:
+        # Lets libjpeg decode at a reduced scale: much cheaper than decoding the full frame and resizing.
+        image.draft("RGB", (target.width, target.height))
+    frame = image if image.mode == "RGB" else image.convert("RGB")
+    if frame.size != (target.width, target.height):
+        frame = frame.resize((target.width, target.height), Image.Resampling.BILINEAR, reducing_gap=2.0)
+    out = io.BytesIO()
+    frame.save(out, "JPEG", quality=policy.jpeg_quality, optimize=True)
+    return PreparedImage(jpeg=out.getvalue(), size=target, device_size=device)
+
+
+def image_size_of(data: bytes) -> Size:
+    """The pixel size of an encoded image, reading only its header."""
+    with Image.open(io.BytesIO(data)) as img:
+        return Size(*img.size)
+
+
+__all__ = ["ImagePolicy", "PreparedImage", "image_size_of", "prepare_image", "smart_resize"]

@@ -1,0 +1,257 @@
+"""Reading the text a GUI model writes: wrappers, tags, and ``Verb(key=literal, ...)`` calls.
+
+Tolerant of form (whitespace, code fences, ``<|begin_of_box|>`` tokens, text after the action, unescaped quotes
+in a trailing text argument), strict on meaning: every failure is a ``ParseError`` that keeps the reply.
+Arguments are read with ``ast.literal_eval`` only; nothing the model writes is ever evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mobile_agent.errors import ParseError
+
+PARSE_HINT = "the step is recorded as failed; the next prompt asks the model to answer in the exact format"
+
+# Exceptions the stdlib parsers raise on hostile input (deep nesting, NUL bytes, huge numbers).
+_LITERAL_ERRORS = (SyntaxError, ValueError, TypeError, MemoryError, RecursionError, OverflowError)
+
+_BOX_TOKENS = re.compile(r"<\|(?:begin|end)_of_box\|>")
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*")
+_CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*\(")
+_BARE_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
+_CALL_SHAPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.DOTALL)
+
+
+def fail(message: str, reply: str) -> ParseError:
+    return ParseError(message, reply=reply, hint=PARSE_HINT)
+
+
+def clean_reply(text: str) -> str:
+    """Drop box tokens and code-fence markers, trim whitespace."""
+    return _FENCE.sub("", _BOX_TOKENS.sub("", text)).strip()
+
+
+def join_reasoning(text: str, reasoning: str | None) -> str:
+    """Put a separately returned ``reasoning_content`` back in front of the reply as a ``<think>`` block."""
+    if not reasoning or not reasoning.strip():
+        return text
+    if "<think>" in text or "</think>" in text:
+        return text
+    return f"<think>{reasoning.strip()}</think>\n{text}"
+
+
+def split_think(text: str, open_tag: str = "<think>", close_tag: str = "</think>") -> tuple[str, str]:
+    """(thought, rest). Handles a missing opening tag (chat templates often pre-fill it)."""
+    close_at = text.find(close_tag)
+    if close_at < 0:
+        open_at = text.find(open_tag)
+        if open_at >= 0:  # thinking never closed: there is no action to find after it
+            return text[open_at + len(open_tag) :].strip(), ""
+        return "", text
+    head = text[:close_at]
+    open_at = head.find(open_tag)
+    thought = head[open_at + len(open_tag) :] if open_at >= 0 else head
+    return thought.strip(), text[close_at + len(close_tag) :]
+
+
+def tag_body(text: str, tag: str) -> str | None:
+    """The text inside the first ``<tag>...</tag>``; up to the end when the closing tag is missing."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return (text[start:] if end < 0 else text[start:end]).strip()
+
+
+def extract_call(text: str) -> str | None:
+    """The first ``name(...)`` in ``text`` up to its matching parenthesis (quote-aware), or a bare name.
+
+    Anything after the call is dropped. When the parentheses never balance the rest of the text is returned,
+    so the caller's parse fails with the whole story in the message.
+    """
+    match = _CALL_START.search(text)
+    if match is None:
+        bare = _BARE_NAME.match(text)
+        return bare.group(1) if bare else None
+    depth = 0
+    quote: str | None = None
+    i = match.end() - 1
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[match.start() : i + 1]
+        i += 1
+    return text[match.start() :].strip()
+
+
+@dataclass
+class Call:
+    """A parsed ``name(key=value, ...)`` with typed accessors that raise ParseError naming what is wrong."""
+
+    name: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    reply: str = ""
+
+    def only(self, *allowed: str) -> Call:
+        unknown = sorted(set(self.kwargs) - set(allowed))
+        if unknown:
+            expected = ", ".join(allowed) if allowed else "no arguments"
+            raise fail(
+                f"{self.name}: unknown argument {', '.join(unknown)} (expected {expected})", self.reply
+            )
+        return self
+
+    def has(self, *names: str) -> bool:
+        return any(n in self.kwargs for n in names)
+
+    def value(self, *names: str) -> Any:
+        for name in names:
+            if name in self.kwargs:
+                return self.kwargs[name]
+        raise fail(f"{self.name}: missing argument {names[0]}", self.reply)
+
+    def text(self, *names: str, required: bool = True) -> str | None:
+        if not required and not self.has(*names):
+            return None
+        value = self.value(*names)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise fail(f"{self.name}: {names[0]} must be a string, got {value!r:.60}", self.reply)
+        return str(value)
+
+    def pair(self, *names: str) -> tuple[float, float]:
+        return to_pair(self.value(*names), f"{self.name}: {names[0]}", self.reply)
+
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)"
+_NUMBERS_IN_TEXT = re.compile(_NUMBER)
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return isinstance(v, int) or math.isfinite(v)
+
+
+def to_pair(value: Any, what: str, reply: str) -> tuple[float, float]:
+    """A point from ``(x, y)``, ``[x, y]``, a 4-number box (its centre) or a string holding those numbers."""
+    if isinstance(value, str):
+        numbers = _NUMBERS_IN_TEXT.findall(value)
+        try:
+            value = [float(n) if "." in n else int(n) for n in numbers]
+        except ValueError as exc:  # pragma: no cover - the regex only admits numbers
+            raise fail(f"{what}: not a point: {value!r:.60}", reply) from exc
+    if not isinstance(value, (tuple, list)) or len(value) not in (2, 4) or not all(map(_is_number, value)):
+        raise fail(f"{what}: expected two numbers (x, y), got {value!r:.80}", reply)
+    if len(value) == 4:
+        x1, y1, x2, y2 = value
+        return ((x1 + x2) / 2, (y1 + y2) / 2)
+    return (value[0], value[1])
+
+
+def _literal_kwargs(src: str, reply: str) -> dict[str, Any]:
+    tree = ast.parse(f"_({src})", mode="eval")
+    call = tree.body
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id != "_":
+        raise SyntaxError("not a single call")
+    if call.args:
+        raise fail("positional arguments are not accepted; write key=value", reply)
+    out: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise fail("**arguments are not accepted", reply)
+        out[kw.arg] = ast.literal_eval(kw.value)
+    return out
+
+
+_TRAILING_TEXT_ARG = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=\s*(['\"])(.*)\2\s*$", re.DOTALL)
+
+
+def _with_unescaped_text(src: str, text_keys: frozenset[str], reply: str) -> dict[str, Any] | None:
+    """Models write ``Type(content='it's')``: take the last text argument verbatim up to the closing quote."""
+    for match in _TRAILING_TEXT_ARG.finditer(src):
+        key = match.group(1)
+        if key not in text_keys:
+            continue
+        head = src[: match.start()].strip().rstrip(",")
+        try:
+            kwargs = _literal_kwargs(head, reply) if head else {}
+        except _LITERAL_ERRORS:
+            return None
+        kwargs[key] = match.group(3)
+        return kwargs
+    return None
+
+
+def parse_call(expr: str, reply: str, text_keys: frozenset[str] = frozenset()) -> Call:
+    """Parse ``Name(key=literal, ...)`` (or a bare ``Name``) into a Call. ParseError on anything else."""
+    shape = _CALL_SHAPE.match(expr)
+    if shape is None:
+        bare = _BARE_NAME.match(expr)
+        if bare:
+            return Call(bare.group(1), {}, reply)
+        raise fail(f"not an action call: {expr.strip()!r:.120}", reply)
+    name, src = shape.group(1), shape.group(2).strip()
+    if not src:
+        return Call(name, {}, reply)
+    attempts = (src, src.replace("\r", "\\r").replace("\n", "\\n"))
+    for attempt in attempts:
+        try:
+            return Call(name, _literal_kwargs(attempt, reply), reply)
+        except _LITERAL_ERRORS:
+            continue
+    kwargs = _with_unescaped_text(src, text_keys, reply)
+    if kwargs is not None:
+        return Call(name, kwargs, reply)
+    raise fail(f"{name}: arguments are not Python literals: {src!r:.120}", reply)
+
+
+_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def py_str(value: str) -> str:
+    """A single-quoted Python literal, the way the models write text arguments."""
+    return "'" + "".join(map(_escape, value)) + "'"
+
+
+__all__ = [
+    "Call",
+    "PARSE_HINT",
+    "clean_reply",
+    "extract_call",
+    "fail",
+    "join_reasoning",
+    "parse_call",
+    "py_str",
+    "split_think",
+    "tag_body",
+    "to_pair",
+]

@@ -1,0 +1,259 @@
+"""UI-TARS-1.5, mobile prompt: ``Thought: ...`` then ``Action: verb(...)``, in pixels of the resized image.
+
+Checked against bytedance/UI-TARS (``codes/ui_tars/action_parser.py`` and the ``MOBILE_USE_DOUBAO`` prompt):
+the 1.5 model writes points as ``point='<point>x y</point>'`` (older checkpoints: ``start_box='<|box_start|>(x,y)
+<|box_end|>'``, both accepted), and its coordinates are absolute pixels of the Qwen2.5-VL smart-resized image. We
+send the image already at a smart-resize-stable size, so the server keeps it and ``Geometry.image`` is exactly the
+image the model measured.
+
+``scroll(point, direction)`` shows more content on the ``direction`` side, so the finger moves the other way;
+it becomes a swipe from the point over half the screen (clamped to the screen), and ``format`` writes a swipe
+back as a scroll in the direction of its dominant axis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from mobile_agent.actions import Action, ActionKind, Key, Point
+from mobile_agent.model.base import (
+    CoordinateSpace,
+    Geometry,
+    HistoryTurn,
+    ModelFamily,
+    Parsed,
+    PromptOptions,
+    Screenshot,
+    hints_block,
+    image_part,
+    text_part,
+)
+from mobile_agent.model.images import ImagePolicy
+from mobile_agent.model.syntax import (
+    Call,
+    clean_reply,
+    extract_call,
+    fail,
+    join_reasoning,
+    parse_call,
+    py_str,
+    split_think,
+)
+
+PROMPT = """You are a GUI agent. You are given a task and your action history, with screenshots. You need to \
+perform the next action to complete the task.
+## Output Format
+```
+Thought: ...
+Action: ...
+```
+## Action Space
+
+click(point='<point>x1 y1</point>')
+long_press(point='<point>x1 y1</point>')
+type(content='') #If you want to submit your input, use "\\n" at the end of `content`.
+scroll(point='<point>x1 y1</point>', direction='down or up or right or left')
+open_app(app_name='')
+drag(start_point='<point>x1 y1</point>', end_point='<point>x2 y2</point>')
+press_home()
+press_back()
+finished(content='xxx') # Use escape characters \\', \\", and \\n in content part to ensure we can parse the \
+content in normal python string format.
+
+## Note
+- Use {language} in `Thought` part.
+- Write a small plan and finally summarize your next action (with its target element) in one sentence in \
+`Thought` part.{hints}
+
+## User Instruction
+{task}"""
+
+_ACTION_LABEL = re.compile(r"Action\s*:")
+_THOUGHT_LABEL = re.compile(r"^\s*(?:Thought|Reflection|Action_Summary)\s*:\s*", re.IGNORECASE)
+_TEXT_KEYS = frozenset({"content", "app_name"})
+_POINT_NAMES = ("point", "start_box", "start_point")
+_END_NAMES = ("end_point", "end_box")
+_DIRECTIONS = ("up", "down", "left", "right")
+
+
+def scroll_end(start: Point, direction: str, device_width: int, device_height: int) -> Point:
+    """Where the finger ends for ``scroll(direction)`` from ``start``: half a screen the other way, clamped."""
+    dx = {"left": device_width // 2, "right": -(device_width // 2)}.get(direction, 0)
+    dy = {"up": device_height // 2, "down": -(device_height // 2)}.get(direction, 0)
+    return Point(
+        max(0, min(device_width - 1, start.x + dx)),
+        max(0, min(device_height - 1, start.y + dy)),
+    )
+
+
+def scroll_direction(start: Point, end: Point) -> str:
+    """The scroll direction whose finger movement is the swipe's dominant axis."""
+    dx, dy = end.x - start.x, end.y - start.y
+    if dx == 0 and dy == 0:
+        raise ValueError("a zero-length swipe has no scroll direction")
+    if abs(dy) >= abs(dx):
+        return "down" if dy < 0 else "up"
+    return "right" if dx < 0 else "left"
+
+
+class UITars(ModelFamily):
+    name = "ui-tars"
+    coordinate_space = CoordinateSpace.IMAGE_PIXELS
+    image_policy = ImagePolicy(factor=28)
+    max_history_images = 5  # the reference keeps every text turn and the newest five screenshots
+    supported_kinds = frozenset(ActionKind) - {ActionKind.ANSWER}
+    format_reminder = "Thought: ...\\nAction: one action call"
+
+    def __init__(self, language: str = "Chinese") -> None:
+        self.language = language
+
+    def build_messages(
+        self,
+        task: str,
+        history: Sequence[HistoryTurn],
+        screenshot: Screenshot,
+        *,
+        options: PromptOptions | None = None,
+        hints: str | None = None,
+        correction: str | None = None,
+    ) -> list[dict[str, Any]]:
+        options = options or PromptOptions()
+        current = self.prepare(screenshot)
+        skipped, kept, n_images = self.bounded_history(history, options)
+        prompt = PROMPT.format(
+            language=self.language, task=task, hints=hints_block(hints).replace("###", "-")
+        )
+        if skipped:
+            prompt += f"\n\n({skipped} earlier steps are not shown.)"
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        first_image = len(kept) - n_images
+        for index, turn in enumerate(kept):
+            if index >= first_image and turn.image:
+                messages.append({"role": "user", "content": [image_part(turn.image)]})
+            else:
+                messages.append({"role": "user", "content": "(screenshot omitted)"})
+            messages.append({"role": "assistant", "content": turn.reply})
+        content = [image_part(current)]
+        if correction:
+            content.append(text_part(self.correction_text(correction)))
+        messages.append({"role": "user", "content": content})
+        return messages
+
+    def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
+        raw = join_reasoning(text, reasoning)
+        thought, rest = split_think(clean_reply(raw))
+        labels = list(_ACTION_LABEL.finditer(rest))
+        if not labels:
+            raise fail("no 'Action:' line in the reply", raw)
+        label = labels[-1]
+        if not thought:
+            thought = _THOUGHT_LABEL.sub("", rest[: label.start()]).strip()
+        expr = extract_call(rest[label.end() :])
+        if not expr:
+            raise fail("the 'Action:' line holds no action call", raw)
+        call = parse_call(expr, raw, _TEXT_KEYS)
+        return Parsed(self._action_of(call, geometry), thought)
+
+    def _action_of(self, call: Call, geometry: Geometry) -> Action:
+        verb, reply = call.name, call.reply
+
+        def at(*names: str) -> Point:
+            return self.to_device(call.pair(*names), geometry, reply)
+
+        if verb in ("click", "left_single", "left_double", "double_click"):
+            call.only(*_POINT_NAMES)
+            point = at(*_POINT_NAMES)
+            kind = ActionKind.TAP if verb in ("click", "left_single") else ActionKind.DOUBLE_TAP
+            return Action(kind, point=point)
+        if verb == "long_press":
+            call.only(*_POINT_NAMES, "time")
+            return Action.long_press(*at(*_POINT_NAMES), duration_ms=self._time_ms(call))
+        if verb == "type":
+            return Action.type(call.only("content").text("content") or "")
+        if verb == "scroll":
+            call.only(*_POINT_NAMES, "direction")
+            direction = (call.text("direction") or "").strip().lower()
+            if direction not in _DIRECTIONS:
+                raise fail(
+                    f"scroll: direction must be one of {', '.join(_DIRECTIONS)}, got {direction!r}", reply
+                )
+            start = at(*_POINT_NAMES)
+            end = scroll_end(start, direction, *geometry.device)
+            return Action(ActionKind.SWIPE, point=start, end=end)
+        if verb in ("drag", "select"):
+            call.only(*_POINT_NAMES, *_END_NAMES)
+            return Action(ActionKind.DRAG, point=at(*_POINT_NAMES), end=at(*_END_NAMES))
+        if verb == "open_app":
+            app = call.only("app_name").text("app_name")
+            if not app or not app.strip():
+                raise fail("open_app: app_name must not be empty", reply)
+            return Action.launch(app)
+        if verb in ("press_home", "press_back"):
+            call.only()
+            return Action.press(Key.HOME if verb == "press_home" else Key.BACK)
+        if verb == "wait":
+            call.only()
+            return Action.wait()
+        if verb == "finished":
+            return Action.finish(call.only("content").text("content", required=False) or None)
+        if verb == "call_user":
+            return Action.call_user(call.only("content").text("content", required=False))  # type: ignore[arg-type]
+        raise fail(f"unknown action {verb!r} for {self.name}", reply)
+
+    @staticmethod
+    def _time_ms(call: Call) -> int | None:
+        raw = call.text("time", required=False)
+        if raw is None or not raw.strip():
+            return None
+        try:
+            seconds = float(raw)
+        except ValueError:
+            raise fail(f"long_press: time must be seconds, got {raw!r:.40}", call.reply) from None
+        if not 0 <= seconds <= 60:
+            raise fail(f"long_press: time {seconds} s is out of range", call.reply)
+        return round(seconds * 1000)
+
+    def format(self, action: Action, geometry: Geometry, thought: str = "") -> str:
+        return f"Thought: {thought}\nAction: {self.format_call(action, geometry)}"
+
+    def format_call(self, action: Action, geometry: Geometry) -> str:
+        self.check_expressible(action)
+        kind = action.kind
+
+        def pt(point: Point | None) -> str:
+            x, y = self.to_model(point, geometry)  # type: ignore[arg-type]
+            return f"'<point>{x} {y}</point>'"
+
+        if kind is ActionKind.TAP:
+            return f"click(point={pt(action.point)})"
+        if kind is ActionKind.DOUBLE_TAP:
+            return f"left_double(point={pt(action.point)})"
+        if kind is ActionKind.LONG_PRESS:
+            if action.duration_ms is None:
+                return f"long_press(point={pt(action.point)})"
+            return f"long_press(point={pt(action.point)}, time='{action.duration_ms / 1000:g}')"
+        if kind is ActionKind.SWIPE:
+            direction = scroll_direction(action.point, action.end)  # type: ignore[arg-type]
+            return f"scroll(point={pt(action.point)}, direction='{direction}')"
+        if kind is ActionKind.DRAG:
+            return f"drag(start_point={pt(action.point)}, end_point={pt(action.end)})"
+        if kind is ActionKind.TYPE:
+            return f"type(content={py_str(action.text or '')})"
+        if kind is ActionKind.LAUNCH:
+            return f"open_app(app_name={py_str(action.app or '')})"
+        if kind is ActionKind.KEY:
+            if action.key in (Key.HOME, Key.BACK):
+                return f"press_{action.key.value}()"  # type: ignore[union-attr]
+            raise ValueError(f"family {self.name} cannot express key {action.key.value}")  # type: ignore[union-attr]
+        if kind is ActionKind.WAIT:
+            return "wait()"
+        if kind is ActionKind.FINISH:
+            return f"finished(content={py_str(action.text or '')})"
+        if kind is ActionKind.CALL_USER:
+            return "call_user()" if action.text is None else f"call_user(content={py_str(action.text)})"
+        raise ValueError(f"family {self.name} cannot express {action.describe()}")  # pragma: no cover
+
+
+__all__ = ["UITars", "scroll_direction", "scroll_end"]
