@@ -91,10 +91,20 @@ def _sqlite_file(url: URL) -> Path | None:
     return Path(database).expanduser().resolve()
 
 
+def make_directory(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"cannot create the store directory {path}: {exc.strerror or exc}",
+            hint="pick a writable place with --db / MOBILE_AGENT_DB or MOBILE_AGENT_DATA",
+        ) from exc
+
+
 def create_store_engine(location: StoreLocation) -> Engine:
     url = location.url
     if location.sqlite_path is not None:
-        location.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+        make_directory(location.sqlite_path.parent)
         url = url.set(database=str(location.sqlite_path))
     options: dict[str, Any] = {}
     if location.is_sqlite and location.sqlite_path is None:
@@ -144,6 +154,7 @@ __all__ = [
     "StoreLocation",
     "WRITE_OPTION",
     "create_store_engine",
+    "make_directory",
     "parse_url",
     "resolve_location",
 ]

@@ -33,7 +33,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mobile_agent.actions import Action, Outcome, Size
 from mobile_agent.errors import StoreError, UserError
-from mobile_agent.store.engine import WRITE_OPTION, StoreLocation, create_store_engine, resolve_location
+from mobile_agent.store.engine import (
+    WRITE_OPTION,
+    StoreLocation,
+    create_store_engine,
+    make_directory,
+    resolve_location,
+)
 from mobile_agent.store.files import (
     as_jpeg,
     hierarchy_name,
@@ -125,7 +131,7 @@ class TrajectoryStore:
         try:
             store.create_tables()
             store._check_schema_version()
-            location.root.mkdir(parents=True, exist_ok=True)
+            make_directory(location.root)
         except DBAPIError as exc:
             engine.dispose()
             first_line = (

@@ -100,3 +100,12 @@ def test_reopening_keeps_data_and_tables(tmp_path: Path) -> None:
         run = store.create_run("r", {"a": 1})
     with TrajectoryStore.open(root=tmp_path) as store:
         assert store.run(run.id).config == {"a": 1}
+
+
+def test_unwritable_place_is_a_user_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(UserError, match="cannot create the store directory"):
+        TrajectoryStore.open(root=blocker / "replays")
+    with pytest.raises(UserError, match="cannot create the store directory"):
+        TrajectoryStore.open("sqlite://", root=blocker / "replays")
