@@ -42,7 +42,9 @@ class NameIndex:
             return []
         found: list[str] = []
         if len(key) >= 2:
-            found += [k for k in self.normalised if key in k or (len(k) >= 2 and k in key)]
+            found += [
+                k for k in self.normalised if key in k or (2 * len(k) >= len(key) >= len(k) >= 2 and k in key)
+            ]
             found.sort(key=lambda k: (abs(len(k) - len(key)), k))
         found += difflib.get_close_matches(key, list(self.normalised), n=limit, cutoff=0.6)
         out: list[str] = []

@@ -86,15 +86,19 @@ def load_registry(apps_dir: str | Path | None = None, *, include_shipped: bool =
     user_dir = apps_dir if apps_dir is not None else os.environ.get(APPS_DIR_ENV) or None
     dirs = [shipped_apps_dir()] if include_shipped else []
     if user_dir is not None:
-        user_path = Path(user_dir).expanduser()
-        if not user_path.is_dir():
-            raise ConfigError(
-                "apps folder does not exist or is not a folder",
-                f"create it or point --apps-dir / ${APPS_DIR_ENV} at a folder of *.yaml manifests",
-                path=str(user_path),
-            )
-        dirs.append(user_path)
+        dirs.append(_existing_dir(user_dir))
     return AppRegistry.from_dirs(dirs)
+
+
+def _existing_dir(folder: str | Path) -> Path:
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise ConfigError(
+            "apps folder does not exist or is not a folder",
+            f"create it or point --apps-dir / ${APPS_DIR_ENV} at a folder of *.yaml manifests",
+            path=str(path),
+        )
+    return path
 
 
 def check_dirs(dirs: Iterable[Path]) -> list[ConfigError]:
@@ -130,6 +134,18 @@ class AppRegistry:
             self._names.add(m.id, m.id)
 
     @classmethod
+    def load(
+        cls, extra_dirs: Iterable[str | Path] | None = None, *, include_shipped: bool = True
+    ) -> AppRegistry:
+        """Shipped manifests plus ``extra_dirs`` (default: $MOBILE_AGENT_APPS when set). Raises ConfigError."""
+        if extra_dirs is None:
+            return load_registry(include_shipped=include_shipped)
+        dirs = [shipped_apps_dir()] if include_shipped else []
+        for folder in extra_dirs:
+            dirs.append(_existing_dir(folder))
+        return cls.from_dirs(dirs)
+
+    @classmethod
     def from_dirs(cls, dirs: list[Path]) -> AppRegistry:
         """Later folders override earlier ones by manifest id. Raises the first ConfigError found."""
         built = _Builder(dirs).build()
@@ -149,6 +165,11 @@ class AppRegistry:
 
     def __len__(self) -> int:
         return len(self._manifests)
+
+    @property
+    def apps(self) -> dict[str, AppManifest]:
+        """id -> manifest."""
+        return dict(self._manifests)
 
     def get(self, app_id: str) -> AppManifest | None:
         return self._manifests.get(app_id)

@@ -53,6 +53,8 @@ def parse_yaml(text: str, path: str = "<string>") -> LineMappedDoc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context_mark is not None and mark is not None and exc.context_mark.line != mark.line:
+            problem += f" ({exc.context} on line {exc.context_mark.line + 1})"
         raise ConfigError(
             f"invalid YAML: {problem}",
             "check indentation, colons and quotes on that line",
@@ -111,8 +113,9 @@ def validate(model: type[BaseModel], doc: LineMappedDoc) -> BaseModel:
 
 def validation_error_to_config_error(exc: ValidationError, doc: LineMappedDoc) -> ConfigError:
     errors = exc.errors(include_url=False)
-    first = errors[0]
-    loc = tuple(first["loc"])
+    # Unions report one error per member; the most specific one (longest path) on the earliest line reads best.
+    first = min(errors, key=lambda e: (doc.line_of(_data_loc(e["loc"])), -len(e["loc"])))
+    loc = _data_loc(first["loc"])
     field = _dotted(loc)
     more = (
         f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this file)"
@@ -127,9 +130,14 @@ def validation_error_to_config_error(exc: ValidationError, doc: LineMappedDoc) -
         message = f"missing required key {field!r}"
         hint = "add it"
     else:
-        message = f"{field or 'manifest'}: {first['msg']}"
+        message = f"{field or 'manifest'}: {first['msg'].removeprefix('Value error, ')}"
         hint = "fix the value; see apps/wechat.yaml for a complete example"
     return ConfigError(message + more, hint, path=doc.path, line=doc.line_of(loc))
+
+
+def _data_loc(loc: Loc) -> Loc:
+    """Drop pydantic's union-member tags ("literal['matched']", "ElementSelector") so loc follows the YAML."""
+    return tuple(item for item in loc if isinstance(item, int) or (item[:1].islower() and "[" not in item))
 
 
 def _dotted(loc: Loc) -> str:
