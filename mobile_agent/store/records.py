@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -40,20 +41,33 @@ class StepTimings:
     settle_ms: float | None = None
     total_ms: float | None = None
 
+    @classmethod
+    def from_dict(cls, values: Mapping[str, float | None]) -> StepTimings:
+        """From ``{"screenshot": 41.0, "model_ms": 800, ...}``: keys with or without the ``_ms`` suffix."""
+        known = {f.name for f in fields(cls)}
+        picked: dict[str, float | None] = {}
+        for key, value in values.items():
+            name = key if key.endswith("_ms") else f"{key}_ms"
+            if name not in known:
+                raise ValueError(f"unknown step timing {key!r}; known: {', '.join(sorted(known))}")
+            picked[name] = None if value is None else float(value)
+        return cls(**picked)
+
 
 @dataclass(frozen=True)
 class StepRecord:
     """One observe -> act turn, as the agent hands it to the store.
 
     ``index`` starts at 0 and grows by one per step of an episode. ``action`` is None when the reply could not be
-    parsed (then ``error_kind``/``error_text`` say why). ``started_at`` defaults to the moment it is recorded.
+    parsed (then ``error_kind``/``error_text`` say why). ``started_at`` defaults to the moment it is recorded;
+    times may be datetimes or ``time.time()`` seconds (read back as aware UTC datetimes).
     """
 
     index: int
     action: Action | None = None
     action_source: ActionSource = ActionSource.MODEL
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
+    started_at: datetime | float | None = None
+    ended_at: datetime | float | None = None
     screen: Size | None = None
     foreground_app: str | None = None
     foreground_activity: str | None = None

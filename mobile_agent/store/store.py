@@ -15,14 +15,13 @@ Example::
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import secrets
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,8 +30,17 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from mobile_agent.actions import Action, Outcome, Size
+from mobile_agent.actions import Outcome
 from mobile_agent.errors import StoreError, UserError
+from mobile_agent.store.convert import (
+    device_info,
+    episode_info,
+    json_safe,
+    now_utc,
+    run_info,
+    step_info,
+    step_row,
+)
 from mobile_agent.store.engine import (
     WRITE_OPTION,
     StoreLocation,
@@ -57,9 +65,8 @@ from mobile_agent.store.records import (
     RunStatus,
     StepInfo,
     StepRecord,
-    StepTimings,
 )
-from mobile_agent.store.redact import redact_url, scrub_secrets
+from mobile_agent.store.redact import redact_url
 from mobile_agent.store.schema import (
     ID_LENGTH,
     SCHEMA_VERSION,
@@ -82,15 +89,6 @@ _file_locks: dict[Path, threading.Lock] = {}
 _file_locks_guard = threading.Lock()
 
 RowT = TypeVar("RowT", RunRow, EpisodeRow)
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _json_safe(value: Any) -> Any:
-    """Secret-free and JSON-serialisable (paths, datetimes and the like become strings)."""
-    return json.loads(json.dumps(scrub_secrets(value), default=str))
 
 
 def _lock_for(location: StoreLocation) -> AbstractContextManager[Any]:
@@ -190,6 +188,10 @@ class TrajectoryStore:
         """The database URL with any password hidden."""
         return self._location.display_url
 
+    def describe_location(self) -> str:
+        """One line for people: where the rows and the screenshots are."""
+        return f"{self.url} (screenshots under {self.root})"
+
     @property
     def is_sqlite(self) -> bool:
         return self._location.is_sqlite
@@ -211,17 +213,17 @@ class TrajectoryStore:
 
     # ----------------------------------------------------------------------------------------------------- runs
     def create_run(self, name: str, config: Mapping[str, Any] | None = None) -> RunInfo:
-        safe_config = _json_safe(dict(config or {}))
+        safe_config = json_safe(dict(config or {}))
         with self.write_session() as session:
             row = RunRow(
                 id=self._fresh_id(session, RunRow),
                 name=name,
-                created_at=_now(),
+                created_at=now_utc(),
                 config=safe_config,
                 status=RunStatus.RUNNING.value,
             )
             session.add(row)
-        return _run_info(row)
+        return run_info(row)
 
     def finish_run(self, run_id: str, status: RunStatus | str = RunStatus.ENDED) -> RunInfo:
         status = RunStatus(status)
@@ -230,17 +232,17 @@ class TrajectoryStore:
             if row is None:
                 raise StoreError(f"no run {run_id!r}")
             row.status = status.value
-            row.ended_at = _now()
-        return _run_info(row)
+            row.ended_at = now_utc()
+        return run_info(row)
 
     def run(self, id_or_prefix: str) -> RunInfo:
         with self.read_session() as session:
-            return _run_info(_resolve(session, RunRow, id_or_prefix, "run"))
+            return run_info(_resolve(session, RunRow, id_or_prefix, "run"))
 
     def list_runs(self, *, limit: int | None = 20) -> list[RunInfo]:
         query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)
         with self.read_session() as session:
-            return [_run_info(row) for row in session.scalars(query)]
+            return [run_info(row) for row in session.scalars(query)]
 
     # ------------------------------------------------------------------------------------------------- episodes
     def start_episode(
@@ -256,7 +258,7 @@ class TrajectoryStore:
         source_episode_id: str | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> EpisodeInfo:
-        safe_meta = _json_safe(dict(meta or {}))
+        safe_meta = json_safe(dict(meta or {}))
         with self.write_session() as session:
             if run_id is not None and session.get(RunRow, run_id) is None:
                 raise StoreError(f"cannot start an episode in run {run_id!r}: no such run")
@@ -272,14 +274,14 @@ class TrajectoryStore:
                 model=model,
                 base_url=redact_url(base_url) if base_url else None,
                 status=EpisodeStatus.RUNNING.value,
-                started_at=_now(),
+                started_at=now_utc(),
                 step_count=0,
                 source_episode_id=source_episode_id,
                 meta=safe_meta,
             )
             session.add(row)
         log.debug("episode %s started on %s: %s", row.id, device, task)
-        return _episode_info(row)
+        return episode_info(row)
 
     def finish_episode(
         self,
@@ -300,14 +302,14 @@ class TrajectoryStore:
             row.outcome = value
             row.outcome_detail = detail
             row.answer = answer
-            row.ended_at = _now()
+            row.ended_at = now_utc()
         log.debug("episode %s ended: %s", episode_id, value)
-        return _episode_info(row)
+        return episode_info(row)
 
     def episode(self, id_or_prefix: str) -> EpisodeInfo:
         """An episode by its id or a unique prefix of it; UserError when unknown or ambiguous."""
         with self.read_session() as session:
-            return _episode_info(_resolve(session, EpisodeRow, id_or_prefix, "episode"))
+            return episode_info(_resolve(session, EpisodeRow, id_or_prefix, "episode"))
 
     def list_episodes(
         self,
@@ -332,7 +334,7 @@ class TrajectoryStore:
             query = query.where(EpisodeRow.device == device)
         query = query.order_by(EpisodeRow.started_at.desc(), EpisodeRow.id).limit(limit)
         with self.read_session() as session:
-            return [_episode_info(row) for row in session.scalars(query)]
+            return [episode_info(row) for row in session.scalars(query)]
 
     def mark_running_as(
         self,
@@ -362,7 +364,7 @@ class TrajectoryStore:
                         status=EpisodeStatus.ENDED.value,
                         outcome=value,
                         outcome_detail=detail,
-                        ended_at=_now(),
+                        ended_at=now_utc(),
                     )
                 )
         if ids:
@@ -395,7 +397,7 @@ class TrajectoryStore:
                 hierarchy_rel = f"{episode_id}/{hierarchy_name(step.index)}"
                 write_atomic(self.root / hierarchy_rel, hierarchy.encode("utf-8"))
                 written.append(self.root / hierarchy_rel)
-            row = _step_row(episode_id, step, shot_rel, shot_sha, shot_size, hierarchy_rel)
+            row = step_row(episode_id, step, shot_rel, shot_sha, shot_size, hierarchy_rel)
             with self.write_session() as session:
                 counted = session.execute(
                     update(EpisodeRow)
@@ -412,7 +414,7 @@ class TrajectoryStore:
             for path in written:
                 path.unlink(missing_ok=True)
             raise
-        return _step_info(row)
+        return step_info(row)
 
     def _require_new_step(self, episode_id: str, index: int) -> None:
         with self.read_session() as session:
@@ -436,7 +438,7 @@ class TrajectoryStore:
             rows = session.scalars(
                 select(StepRow).where(StepRow.episode_id == full_id).order_by(StepRow.index)
             )
-            return [_step_info(row) for row in rows]
+            return [step_info(row) for row in rows]
 
     def step(self, episode_id: str, index: int) -> StepInfo:
         with self.read_session() as session:
@@ -447,17 +449,14 @@ class TrajectoryStore:
                     f"episode {full_id} has no step {index}",
                     hint=f"see its steps with `mobile-agent show {full_id}`",
                 )
-            return _step_info(row)
+            return step_info(row)
 
-    def screenshot_path(self, step: StepInfo) -> Path:
-        if step.screenshot_path is None:
-            raise StoreError(f"step {step.index} of episode {step.episode_id} has no screenshot")
-        return self.root / step.screenshot_path
+    def screenshot_path(self, step: StepInfo) -> Path | None:
+        """Absolute path of the step's JPEG, or None when the step has no screenshot."""
+        return self.root / step.screenshot_path if step.screenshot_path is not None else None
 
-    def hierarchy_path(self, step: StepInfo) -> Path:
-        if step.hierarchy_path is None:
-            raise StoreError(f"step {step.index} of episode {step.episode_id} has no view hierarchy")
-        return self.root / step.hierarchy_path
+    def hierarchy_path(self, step: StepInfo) -> Path | None:
+        return self.root / step.hierarchy_path if step.hierarchy_path is not None else None
 
     # -------------------------------------------------------------------------------------------------- devices
     def upsert_device(
@@ -478,7 +477,7 @@ class TrajectoryStore:
                         .where(DeviceRow.serial == serial, DeviceRow.adb_server == adb_server)
                         .with_for_update()
                     )
-                    now = _now()
+                    now = now_utc()
                     if row is None:
                         row = DeviceRow(serial=serial, adb_server=adb_server, first_seen=now)
                         session.add(row)
@@ -490,7 +489,7 @@ class TrajectoryStore:
                     ):
                         if value is not None:
                             setattr(row, name, value)
-                return _device_info(row)
+                return device_info(row)
             except IntegrityError:
                 if attempt:  # the second try finds the row another host just inserted
                     raise
@@ -499,7 +498,7 @@ class TrajectoryStore:
     def devices(self) -> list[DeviceInfo]:
         with self.read_session() as session:
             rows = session.scalars(select(DeviceRow).order_by(DeviceRow.adb_server, DeviceRow.serial))
-            return [_device_info(row) for row in rows]
+            return [device_info(row) for row in rows]
 
     # ------------------------------------------------------------------------------------------------ integrity
     def check_integrity(self, *, verify_hashes: bool = True) -> list[str]:
@@ -561,147 +560,6 @@ def _validate_step(step: StepRecord) -> None:
     if step.attempt < 1:
         raise StoreError(f"step attempt must be >= 1, got {step.attempt}")
     ActionSource(step.action_source)
-
-
-def _step_row(
-    episode_id: str,
-    step: StepRecord,
-    shot_rel: str | None,
-    shot_sha: str | None,
-    shot_size: int | None,
-    hierarchy_rel: str | None,
-) -> StepRow:
-    timings = step.timings
-    return StepRow(
-        episode_id=episode_id,
-        index=step.index,
-        attempt=step.attempt,
-        started_at=step.started_at or _now(),
-        ended_at=step.ended_at,
-        screenshot_path=shot_rel,
-        screenshot_sha256=shot_sha,
-        screenshot_bytes=shot_size,
-        screen_width=step.screen.width if step.screen else None,
-        screen_height=step.screen.height if step.screen else None,
-        foreground_app=step.foreground_app,
-        foreground_activity=step.foreground_activity,
-        hierarchy_path=hierarchy_rel,
-        raw_reply=step.raw_reply,
-        reasoning=step.reasoning,
-        thought=step.thought,
-        action=step.action.to_dict() if step.action is not None else None,
-        action_source=ActionSource(step.action_source).value,
-        guard_decisions=_json_safe(list(step.guard_decisions)),
-        screenshot_ms=timings.screenshot_ms,
-        model_ms=timings.model_ms,
-        act_ms=timings.act_ms,
-        settle_ms=timings.settle_ms,
-        total_ms=timings.total_ms,
-        prompt_tokens=step.prompt_tokens,
-        completion_tokens=step.completion_tokens,
-        model_latency_ms=step.model_latency_ms,
-        error_kind=step.error_kind,
-        error_text=step.error_text,
-    )
-
-
-def _step_info(row: StepRow) -> StepInfo:
-    action = None
-    if row.action is not None:
-        try:
-            action = Action.from_dict(row.action)
-        except ValueError:
-            log.warning(
-                "step %d of episode %s has an unreadable action: %r", row.index, row.episode_id, row.action
-            )
-    screen = Size(row.screen_width, row.screen_height) if row.screen_width and row.screen_height else None
-    return StepInfo(
-        episode_id=row.episode_id,
-        index=row.index,
-        action=action,
-        action_source=ActionSource(row.action_source),
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        screen=screen,
-        foreground_app=row.foreground_app,
-        foreground_activity=row.foreground_activity,
-        raw_reply=row.raw_reply,
-        reasoning=row.reasoning,
-        thought=row.thought,
-        guard_decisions=list(row.guard_decisions or []),
-        timings=StepTimings(
-            screenshot_ms=row.screenshot_ms,
-            model_ms=row.model_ms,
-            act_ms=row.act_ms,
-            settle_ms=row.settle_ms,
-            total_ms=row.total_ms,
-        ),
-        prompt_tokens=row.prompt_tokens,
-        completion_tokens=row.completion_tokens,
-        model_latency_ms=row.model_latency_ms,
-        error_kind=row.error_kind,
-        error_text=row.error_text,
-        attempt=row.attempt,
-        screenshot_path=row.screenshot_path,
-        screenshot_sha256=row.screenshot_sha256,
-        screenshot_bytes=row.screenshot_bytes,
-        hierarchy_path=row.hierarchy_path,
-    )
-
-
-def _stored_outcome(row: EpisodeRow) -> Outcome | None:
-    if row.outcome is None:
-        return None
-    try:
-        return Outcome(row.outcome)
-    except ValueError:
-        log.warning("episode %s has an unknown outcome %r", row.id, row.outcome)
-        return None
-
-
-def _episode_info(row: EpisodeRow) -> EpisodeInfo:
-    return EpisodeInfo(
-        id=row.id,
-        task=row.task,
-        device=row.device,
-        family=row.family,
-        model=row.model,
-        status=EpisodeStatus(row.status),
-        started_at=row.started_at,
-        step_count=row.step_count,
-        run_id=row.run_id,
-        app=row.app,
-        base_url=row.base_url,
-        outcome=_stored_outcome(row),
-        outcome_detail=row.outcome_detail,
-        answer=row.answer,
-        ended_at=row.ended_at,
-        source_episode_id=row.source_episode_id,
-        meta=dict(row.meta or {}),
-    )
-
-
-def _run_info(row: RunRow) -> RunInfo:
-    return RunInfo(
-        id=row.id,
-        name=row.name,
-        status=RunStatus(row.status),
-        created_at=row.created_at,
-        config=dict(row.config or {}),
-        ended_at=row.ended_at,
-    )
-
-
-def _device_info(row: DeviceRow) -> DeviceInfo:
-    return DeviceInfo(
-        serial=row.serial,
-        adb_server=row.adb_server,
-        first_seen=row.first_seen,
-        last_seen=row.last_seen,
-        model=row.model,
-        android_version=row.android_version,
-        notes=row.notes,
-    )
 
 
 __all__ = ["TrajectoryStore"]

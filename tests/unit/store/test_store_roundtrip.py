@@ -84,8 +84,7 @@ def test_minimal_step_has_defaults_and_no_files(store: TrajectoryStore, episode)
     assert info.started_at >= before - timedelta(seconds=1)
     assert info.screenshot_path is None and info.hierarchy_path is None
     assert info.guard_decisions == [] and info.timings == StepTimings() and info.attempt == 1
-    with pytest.raises(StoreError):
-        store.screenshot_path(info)
+    assert store.screenshot_path(info) is None and store.hierarchy_path(info) is None
     assert not (store.root / episode.id).exists()
 
 
@@ -241,3 +240,27 @@ def test_devices_upsert_keeps_first_seen_and_old_values(store: TrajectoryStore) 
         ("R58M123", "127.0.0.1:5037"),
     ]
     assert other_host.model is None
+
+
+def test_epoch_seconds_are_accepted_as_step_times(store: TrajectoryStore, episode) -> None:
+    info = store.record_step(
+        episode.id, StepRecord(index=0, started_at=1_700_000_000.25, ended_at=1_700_000_001.5)
+    )
+    assert info.started_at == datetime(2023, 11, 14, 22, 13, 20, 250000, tzinfo=timezone.utc)
+    assert store.steps(episode.id)[0].ended_at == datetime(
+        2023, 11, 14, 22, 13, 21, 500000, tzinfo=timezone.utc
+    )
+
+
+def test_step_timings_from_a_dict() -> None:
+    timings = StepTimings.from_dict({"screenshot": 40, "model_ms": 800.5, "total": None})
+    assert timings == StepTimings(screenshot_ms=40.0, model_ms=800.5)
+    with pytest.raises(ValueError, match="unknown step timing"):
+        StepTimings.from_dict({"thinking": 1})
+
+
+def test_describe_location_names_database_and_files(store: TrajectoryStore) -> None:
+    assert (
+        store.describe_location()
+        == f"sqlite:///{store.root / 'mobile_agent.db'} (screenshots under {store.root})"
+    )
