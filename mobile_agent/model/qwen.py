@@ -178,7 +178,9 @@ class QwenVL(ModelFamily):
         body = tag_body(clean_reply(turn.reply), "tool_call")
         if body:
             return " ".join(body.split())
-        return turn.action.describe() if turn.action else "(unparsed reply)"
+        if turn.action is not None:
+            return turn.action.describe()
+        return " ".join(clean_reply(turn.reply).split())[:200] or "(empty reply)"
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
         raw = join_reasoning(text, reasoning)

@@ -181,21 +181,22 @@ def _literal_kwargs(src: str, reply: str) -> dict[str, Any]:
     return out
 
 
-_TRAILING_TEXT_ARG = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=\s*(['\"])(.*)\2\s*$", re.DOTALL)
+_KWARG_START = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=\s*(['\"])")
 
 
 def _with_unescaped_text(src: str, text_keys: frozenset[str], reply: str) -> dict[str, Any] | None:
     """Models write ``Type(content='it's')``: take the last text argument verbatim up to the closing quote."""
-    for match in _TRAILING_TEXT_ARG.finditer(src):
-        key = match.group(1)
-        if key not in text_keys:
+    tail = src.rstrip()
+    for match in _KWARG_START.finditer(src):
+        key, quote = match.group(1), match.group(2)
+        if key not in text_keys or not tail.endswith(quote) or len(tail) <= match.end():
             continue
-        head = src[: match.start()].strip().rstrip(",")
+        head = src[: match.start()].strip()
         try:
             kwargs = _literal_kwargs(head, reply) if head else {}
         except _LITERAL_ERRORS:
-            return None
-        kwargs[key] = match.group(3)
+            continue
+        kwargs[key] = tail[match.end() : -1]
         return kwargs
     return None
 

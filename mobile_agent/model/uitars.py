@@ -70,6 +70,7 @@ content in normal python string format.
 ## User Instruction
 {task}"""
 
+_ACTION_LINE = re.compile(r"^[ \t]*Action\s*:", re.MULTILINE)
 _ACTION_LABEL = re.compile(r"Action\s*:")
 _THOUGHT_LABEL = re.compile(r"^\s*(?:Thought|Reflection|Action_Summary)\s*:\s*", re.IGNORECASE)
 _TEXT_KEYS = frozenset({"content", "app_name"})
@@ -144,10 +145,10 @@ class UITars(ModelFamily):
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
         raw = join_reasoning(text, reasoning)
         thought, rest = split_think(clean_reply(raw))
-        labels = list(_ACTION_LABEL.finditer(rest))
-        if not labels:
+        # The first "Action:" starting a line; text arguments are escaped, so they cannot start a line.
+        label = _ACTION_LINE.search(rest) or _ACTION_LABEL.search(rest)
+        if label is None:
             raise fail("no 'Action:' line in the reply", raw)
-        label = labels[-1]
         if not thought:
             thought = _THOUGHT_LABEL.sub("", rest[: label.start()]).strip()
         expr = extract_call(rest[label.end() :])
