@@ -11,7 +11,17 @@ from typing import Any
 from mobile_agent.actions import Action, Outcome, Size
 
 
-class ActionSource(str, Enum):
+class _TextEnum(str, Enum):
+    """Prints as its value ("running", not "EpisodeStatus.RUNNING") in tables and f-strings."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class ActionSource(_TextEnum):
     """Who chose a step's action."""
 
     MODEL = "model"
@@ -20,12 +30,12 @@ class ActionSource(str, Enum):
     REPLAY = "replay"
 
 
-class EpisodeStatus(str, Enum):
+class EpisodeStatus(_TextEnum):
     RUNNING = "running"
     ENDED = "ended"
 
 
-class RunStatus(str, Enum):
+class RunStatus(_TextEnum):
     RUNNING = "running"
     ENDED = "ended"
     INTERRUPTED = "interrupted"

@@ -559,7 +559,11 @@ def _validate_step(step: StepRecord) -> None:
         raise StoreError(f"step index must be >= 0, got {step.index}")
     if step.attempt < 1:
         raise StoreError(f"step attempt must be >= 1, got {step.attempt}")
-    ActionSource(step.action_source)
+    try:
+        ActionSource(step.action_source)
+    except ValueError as exc:
+        known = ", ".join(source.value for source in ActionSource)
+        raise StoreError(f"unknown action source {step.action_source!r} (known: {known})") from exc
 
 
 __all__ = ["TrajectoryStore"]

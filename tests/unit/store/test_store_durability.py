@@ -105,6 +105,9 @@ def test_bad_step_values_are_refused(store: TrajectoryStore, episode) -> None:
         store.record_step(episode.id, StepRecord(index=-1))
     with pytest.raises(StoreError):
         store.record_step(episode.id, StepRecord(index=0, attempt=0))
+    with pytest.raises(StoreError, match="unknown action source"):
+        store.record_step(episode.id, StepRecord(index=0, action_source="robot"))  # type: ignore[arg-type]
+    assert store.steps(episode.id) == []
 
 
 def test_episode_ending_while_a_step_is_written_loses_only_that_step(

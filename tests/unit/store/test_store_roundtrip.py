@@ -90,9 +90,17 @@ def test_minimal_step_has_defaults_and_no_files(store: TrajectoryStore, episode)
 
 def test_unparsed_step_keeps_error_and_no_action(store: TrajectoryStore, episode) -> None:
     store.record_step(
-        episode.id, StepRecord(index=0, raw_reply="garbage", error_kind="parse", error_text="no action found")
+        episode.id,
+        StepRecord(
+            index=0,
+            raw_reply="garbage",
+            error_kind="parse",
+            error_text="no action found",
+            action_source="human",
+        ),
     )
     [step] = store.steps(episode.id)
+    assert step.action_source is ActionSource.HUMAN
     assert step.action is None and step.raw_reply == "garbage" and step.error_kind == "parse"
 
 
@@ -152,6 +160,7 @@ def test_episode_round_trips_every_field(store: TrajectoryStore) -> None:
         meta={"seed": 7, "tags": ["a", "b"], "nested": {"k": 1.5}},
     )
     assert started.status is EpisodeStatus.RUNNING and started.is_running and started.outcome is None
+    assert f"{started.status}|{started.status:>8}" == "running| running"
     assert store.episode(started.id) == started
 
     ended = store.finish_episode(started.id, Outcome.ANSWERED, detail="model answered", answer="¥18")
