@@ -18,7 +18,7 @@ from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, Model
 from mobile_agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
 from mobile_agent.model import Geometry, HistoryTurn, ModelFamily, PromptOptions, prepare_image
 from mobile_agent.model.client import ModelClient, Reply
-from mobile_agent.store import StepRecord, TrajectoryStore
+from mobile_agent.store import StepRecord, StepTimings, TrajectoryStore
 
 log = logging.getLogger(__name__)
 
@@ -346,21 +346,21 @@ class Agent:
             index=draft.index,
             started_at=draft.started_at,
             ended_at=time.time(),
-            screen_width=obs.size.width,
-            screen_height=obs.size.height,
-            package=obs.package,
-            activity=obs.activity,
+            screen=obs.size,
+            foreground_app=obs.package,
+            foreground_activity=obs.activity,
             raw_reply=reply.text if reply else None,
             reasoning=reply.reasoning if reply else None,
             thought=draft.thought or None,
             action=draft.action,
-            source=draft.source,
+            action_source=draft.source,
             guard_decisions=[d.to_dict() for d in draft.decisions],
-            timings=draft.timings,
+            timings=StepTimings.from_dict(draft.timings),
             prompt_tokens=reply.prompt_tokens if reply else None,
             completion_tokens=reply.completion_tokens if reply else None,
+            model_latency_ms=reply.latency_s * 1000 if reply else None,
             error_kind=draft.error_kind,
-            error=draft.error,
+            error_text=draft.error,
         )
         self.store.record_step(self._episode_id, record, screenshot=obs.screenshot, hierarchy=draft.hierarchy)
         if draft.action is not None and draft.error is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Optional
 
 import click
 import typer
@@ -83,10 +82,10 @@ def _print_outcome(result, location: str | None = None) -> None:
 @app.command()
 def run(
     task: str = typer.Argument(..., help="What the agent should do, in plain words."),
-    device: Optional[str] = typer.Option(
+    device: str | None = typer.Option(
         None, "--device", "-d", help="Phone serial (default: the only attached phone)."
     ),
-    adb: Optional[str] = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
+    adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
     base_url: list[str] = typer.Option(
         ["http://127.0.0.1:8000/v1"],
         "--base-url",
@@ -101,10 +100,10 @@ def run(
     ),
     max_steps: int = typer.Option(50, "--max-steps", min=1, help="Stop after this many steps."),
     timeout: float = typer.Option(900.0, "--timeout", min=1, help="Episode timeout in seconds."),
-    db: Optional[str] = typer.Option(
+    db: str | None = typer.Option(
         None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
     ),
-    apps_dir: Optional[str] = typer.Option(
+    apps_dir: str | None = typer.Option(
         None, "--apps-dir", envvar="MOBILE_AGENT_APPS", help="Extra manifests."
     ),
     no_popup_rules: bool = typer.Option(
@@ -141,7 +140,7 @@ def run(
 def demo(
     scenario: str = typer.Option("wechat_send", "--scenario", help="Simulated scenario to run."),
     family: str = typer.Option("ui-venus-2", "--family", help="Model family the simulated model speaks."),
-    db: Optional[str] = typer.Option(
+    db: str | None = typer.Option(
         None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
     ),
 ) -> None:
@@ -161,8 +160,8 @@ def demo(
 @app.command()
 def episodes(
     limit: int = typer.Option(20, "--limit", "-n", min=1),
-    run_id: Optional[str] = typer.Option(None, "--run"),
-    db: Optional[str] = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB"),
+    run_id: str | None = typer.Option(None, "--run"),
+    db: str | None = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB"),
 ) -> None:
     """List recent episodes."""
     from mobile_agent.store import TrajectoryStore
@@ -185,10 +184,9 @@ def episodes(
 @app.command()
 def show(
     episode: str = typer.Argument(..., help="Episode id (a unique prefix is enough)."),
-    db: Optional[str] = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB"),
+    db: str | None = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB"),
 ) -> None:
     """Print one episode step by step."""
-    from mobile_agent.actions import Action
     from mobile_agent.store import TrajectoryStore
 
     with TrajectoryStore.open(db) as store:
@@ -198,12 +196,12 @@ def show(
         console.print(f"outcome: {e.outcome}  {escape(e.outcome_detail or '')}")
         table = Table("#", "source", "app", "action", "thought", "ms", "screenshot")
         for s in steps:
-            action = Action.from_dict(s.action).describe() if s.action else f"[red]{escape(s.error or '')}[/]"
-            total = (s.timings or {}).get("total")
+            action = s.action.describe() if s.action else f"[red]{escape(s.error_text or '')}[/]"
+            total = s.timings.total_ms
             table.add_row(
                 str(s.index),
-                s.source,
-                s.package or "",
+                str(s.action_source),
+                s.foreground_app or "",
                 action,
                 escape((s.thought or "")[:60]),
                 f"{total:.0f}" if total else "",
@@ -214,9 +212,9 @@ def show(
 
 @app.command()
 def doctor(
-    device: Optional[str] = typer.Option(None, "--device", "-d"),
-    adb: Optional[str] = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB"),
-    base_url: Optional[str] = typer.Option(None, "--base-url", envvar="MOBILE_AGENT_BASE_URL"),
+    device: str | None = typer.Option(None, "--device", "-d"),
+    adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB"),
+    base_url: str | None = typer.Option(None, "--base-url", envvar="MOBILE_AGENT_BASE_URL"),
     model: str = typer.Option("ui-venus-2", "--model", envvar="MOBILE_AGENT_MODEL"),
     family: str = typer.Option("ui-venus-2", "--family", envvar="MOBILE_AGENT_FAMILY"),
 ) -> None:
