@@ -410,7 +410,7 @@ class ShellSession:
             name, value = assign
             env[name] = self.expand(Word(value))
             words.pop(0)
-        args = self._expand_words(words, env)
+        args = self._expand_words(words, {})  # sh expands words before prefix assignments apply
         if not args:
             self.vars.update(env)
             return 0, b""
