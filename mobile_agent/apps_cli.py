@@ -107,6 +107,7 @@ def _print_manifest(m: AppManifest, path: str) -> None:
 def verify_command(
     device: str = typer.Option(..., "--device", "-d", help="Serial of the phone to check."),
     adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
+    only: list[str] = typer.Option([], "--app", "-a", help="Check only this app (repeatable); default: all."),
     write: bool = typer.Option(False, "--write", help="Record the check in each installed app's manifest."),
     show_all: bool = typer.Option(False, "--all", help="Also list the apps that are missing."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
@@ -121,7 +122,8 @@ def verify_command(
     serial = choose_serial(device, adb)
     host, port = parse_adb_address(adb)
     phone = adbutils.AdbClient(host=host, port=port).device(serial)
-    report = verify_phone(registry, adb_shell(phone), serial)
+    app_ids = [registry.resolve(name).id for name in only] or None
+    report = verify_phone(registry, adb_shell(phone), serial, app_ids=app_ids)
     written = record_verifications(registry, report) if write else []
     if as_json:
         payload = {
