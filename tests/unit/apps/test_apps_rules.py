@@ -159,3 +159,25 @@ def test_payment_password_screen(registry):
     found = registry.match_consequential_screen("com.tencent.mm", xml)
     assert found is not None and found[0].kind == "pay" and found[1].text == "请输入支付密码"
     assert registry.match_consequential_screen("com.tencent.mm", _dump(_node(text="聊天"))) is None
+
+
+@pytest.mark.parametrize(
+    "label", ["跳过", "跳过 3", "3 跳过", "5s 跳过", "跳过广告", "跳过 5s", "跳过 >", "跳过|3秒"]
+)
+def test_splash_skip_label_variants(registry, label):
+    match = registry.match_popup("com.example.any", _dump(_node(text=label, bounds="[900,100][1000,160]")))
+    assert match is not None and match.rule.id == "splash_skip" and match.action == Action.tap(950, 130)
+
+
+@pytest.mark.parametrize("label", ["跳过这个话题", "不要跳过", "跳过了 3 首歌"])
+def test_running_text_with_skip_is_not_a_splash(registry, label):
+    assert registry.match_popup("com.example.any", _dump(_node(text=label))) is None
+
+
+def test_later_button_without_an_update_dialog_is_left_alone(registry):
+    assert (
+        registry.match_popup("com.example.any", _dump(_node(text="以后再说"), _node(text="开启定位服务")))
+        is None
+    )
+    with_update = _dump(_node(text="以后再说", bounds="[0,0][100,50]"), _node(text="发现新版本"))
+    assert registry.match_popup("com.example.any", with_update).rule.id == "update_later"
