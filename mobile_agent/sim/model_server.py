@@ -395,7 +395,12 @@ class SimModelServer:
             ) from None
         self.port = self._http.server_address[1]
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._http.serve_forever, name="sim-model-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="sim-model-server",
+            daemon=True,
+        )
         self._thread.start()
         log.info("simulated %s model serving at %s", self.family.name, self.base_url)
         return self
