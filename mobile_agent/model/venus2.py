@@ -208,9 +208,6 @@ class UIVenus2(VenusFamily):
     supported_kinds = frozenset(ActionKind)
     format_reminder = "<think> your thinking </think><action> one action call </action>"
 
-    def __init__(self, split_reasoning: bool = False) -> None:
-        self.split_reasoning = split_reasoning
-
     def build_messages(
         self,
         task: str,
