@@ -300,12 +300,13 @@ class Phone:
         return f"/data/app/{pkg}-1/base.apk"
 
     def launchable_packages(self) -> list[str]:
-        """Packages with a launcher icon, in launcher order."""
-        return [
-            p
-            for p in self.installed_packages()
-            if p in LAUNCHABLE_SYSTEM or p not in SYSTEM_PACKAGES and p != U2_PACKAGE
+        """Packages with a launcher icon, in launcher order: the built-in apps first."""
+        installed = self.installed_packages()
+        launchable = [
+            p for p in installed if p in LAUNCHABLE_SYSTEM or (p not in SYSTEM_PACKAGES and p != U2_PACKAGE)
         ]
+        first = [p for p in BUILTIN_APPS if p in launchable]
+        return first + [p for p in launchable if p not in first]
 
     def display_name(self, pkg: str) -> str:
         if pkg in BUILTIN_APPS:
@@ -672,6 +673,9 @@ class Phone:
                 {"package": self.foreground, "screen": page.screen, "field": page.focus, "text": text}
             )
             self._record("text", text=text, field=page.focus)
+            # The input method collapses once text is committed (u2 sends ADB_KEYBOARD_HIDE after typing), so a
+            # screen looks the same after a Type action whichever input path the runtime used.
+            self.keyboard_shown = False
             self._changed()
 
     def clear_text(self) -> None:

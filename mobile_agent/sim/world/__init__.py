@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from mobile_agent.sim.world import popups, system
+from mobile_agent.sim.world.alipay import Alipay
 from mobile_agent.sim.world.base import SimApp
 from mobile_agent.sim.world.generic import GenericApp
 from mobile_agent.sim.world.launcher import Launcher
+from mobile_agent.sim.world.meituan import Meituan
+from mobile_agent.sim.world.settings import Settings
 from mobile_agent.sim.world.wechat import WeChat
 
-BUILTIN_APPS: dict[str, type[SimApp]] = {app.package: app for app in (WeChat,)}
+BUILTIN_APPS: dict[str, type[SimApp]] = {app.package: app for app in (WeChat, Meituan, Alipay, Settings)}
 
 SYSTEM_LABELS = {
     "com.android.settings": "设置",

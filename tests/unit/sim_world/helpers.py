@@ -21,7 +21,8 @@ def nodes(phone: Phone) -> list[dict[str, str]]:
 
 
 def find(phone: Phone, text: str | None = None, rid: str | None = None, desc: str | None = None) -> dict:
-    for attrs in nodes(phone):
+    """The first node that matches, clickable ones first (a title and a button often share their text)."""
+    for attrs in sorted(nodes(phone), key=lambda a: a["clickable"] != "true"):
         if text is not None and attrs["text"] != text:
             continue
         if rid is not None and attrs["resource-id"] != rid:

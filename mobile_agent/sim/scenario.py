@@ -1,0 +1,402 @@
+"""Scenarios: how a simulated phone starts (app, popups, seed data, removed packages) and what a task must leave
+behind, as a declarative check of the phone's final state.
+
+    s = load_scenario("wechat_send")            # a shipped name, or a path to a YAML file
+    phone = Phone(scenario=s)                   # or phone.apply_scenario(s)
+    ... run the task ...
+    s.check(phone)  -> CheckResult(ok=True, detail="✓ messages_sent contains {contact: 张三, text: 晚上好}")
+
+A check line is ``<path> <op> <value>``: path is a state list or dict (messages_sent, orders, transfers,
+settings_changed, typed, popups_dismissed, logged_in), optionally with ``.key``, or one of foreground, screen,
+activity, balance, or ``len(<list>)``; op is contains, lacks, ==, !=, >=, <=, >, <; value is YAML. In a pattern a
+string starting with ``~`` matches as a substring, dicts match as subsets and lists as "each pattern item is in".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mobile_agent.errors import ConfigError, UserError
+from mobile_agent.sim.state import Dish, Shop, SimState, WorldData
+from mobile_agent.sim.world.popups import KINDS as POPUP_KINDS
+
+if TYPE_CHECKING:
+    from mobile_agent.sim.phone import Phone
+
+SCENARIO_DIR = Path(__file__).parent / "scenarios"
+STATE_PATHS = (
+    "messages_sent",
+    "orders",
+    "transfers",
+    "settings_changed",
+    "typed",
+    "popups_dismissed",
+    "logged_in",
+)
+PHONE_PATHS = ("foreground", "screen", "activity", "balance")
+OPS = ("contains", "lacks", "==", "!=", ">=", "<=", ">", "<")
+CHECK_RE = re.compile(r"^\s*(len\(\w+\)|[\w.]+)\s+(contains|lacks|==|!=|>=|<=|>|<)\s+(.+?)\s*$")
+OUTCOMES = ("finished", "answered", "needs_user", "blocked", "max_steps", "loop")
+
+
+# ---------------------------------------------------------------------- the file format
+class PopupSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: str
+    seconds: float = Field(3.0, gt=0, le=30)
+
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in POPUP_KINDS:
+            raise ValueError(f"unknown popup {value!r}; choose one of {', '.join(POPUP_KINDS)}")
+        return value
+
+
+class DishSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    price: float = Field(gt=0)
+
+
+class ShopSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    dishes: list[DishSpec] = Field(min_length=1)
+    rating: float = 4.7
+    monthly_sales: int = 1000
+    keywords: list[str] = []
+    delivery_fee: float = 3.0
+
+
+class SeedSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    wechat_chats: dict[str, list[dict[str, str]]] | None = None
+    wechat_contacts: list[str] | None = None
+    shops: list[ShopSpec] | None = None
+    search_history: list[str] | None = None
+    alipay_contacts: list[str] | None = None
+    balance: float | None = None
+    address: str | None = None
+
+
+class StartSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    app: str = "launcher"  # a package, or "launcher"
+    screen: str | None = None  # a world screen id pushed on top of the app's root page
+    params: dict[str, Any] = {}
+
+
+class Check(BaseModel):
+    """One parsed check line."""
+
+    text: str
+    path: str
+    op: str
+    value: Any
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str
+    task: str = ""
+    description: str = ""
+    start: StartSpec = StartSpec()
+    popups: dict[str, list[PopupSpec | str]] = {}
+    seed: SeedSpec = SeedSpec()
+    removed_packages: list[str] = []
+    settings: dict[str, str] = {}  # "namespace/key": value, e.g. "secure/ui_night_mode": "1"
+    expect_outcome: str = "finished"
+    checks: list[str] = Field([], alias="check")  # the file says check:, the method is check(phone)
+    source: str | None = Field(None, exclude=True)
+
+    @field_validator("checks")
+    @classmethod
+    def _parse_checks(cls, lines: list[str]) -> list[str]:
+        for line in lines:
+            parse_check(line)
+        return lines
+
+    @field_validator("expect_outcome")
+    @classmethod
+    def _outcome(cls, value: str) -> str:
+        if value not in OUTCOMES:
+            raise ValueError(f"unknown outcome {value!r}; choose one of {', '.join(OUTCOMES)}")
+        return value
+
+    @field_validator("settings")
+    @classmethod
+    def _settings_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if key.count("/") != 1 or key.split("/")[0] not in ("global", "secure", "system"):
+                raise ValueError(
+                    f"setting {key!r} must look like 'global/wifi_on' (global, secure or system)"
+                )
+        return {k: str(v) for k, v in value.items()}
+
+    # ------------------------------------------------------------------ use
+    def popup_plan(self) -> dict[str, list[dict[str, Any]]]:
+        plan = {}
+        for pkg, specs in self.popups.items():
+            plan[pkg] = [{"kind": s, "seconds": 3.0} if isinstance(s, str) else s.model_dump() for s in specs]
+        return plan
+
+    def world(self) -> WorldData:
+        world = WorldData()
+        seed = self.seed
+        for name in (
+            "wechat_chats",
+            "wechat_contacts",
+            "search_history",
+            "alipay_contacts",
+            "balance",
+            "address",
+        ):
+            value = getattr(seed, name)
+            if value is not None:
+                setattr(world, name, value)
+        if seed.shops is not None:
+            world.shops = [
+                Shop(
+                    s.name,
+                    [Dish(d.name, d.price) for d in s.dishes],
+                    s.rating,
+                    s.monthly_sales,
+                    list(s.keywords),
+                    s.delivery_fee,
+                )
+                for s in seed.shops
+            ]
+        return world
+
+    def apply(self, phone: Phone) -> None:
+        """Reset the phone's world to this scenario's start. Call with phone.lock held (Phone.apply_scenario does)."""
+        from mobile_agent.sim.phone import LAUNCHER
+
+        phone.state = SimState()
+        phone.world = self.world()
+        phone.popup_plan = self.popup_plan()
+        phone._removed.update(self.removed_packages)
+        for pkg in list(phone.tasks):
+            if pkg != LAUNCHER:
+                del phone.tasks[pkg]
+        phone.recents.clear()
+        phone._apps.clear()
+        phone.foreground = LAUNCHER
+        phone.showing_recents = False
+        phone.keyboard_shown = False
+        dict.update(phone.settings, {tuple(k.split("/", 1)): v for k, v in self.settings.items()})
+        phone._record("scenario", name=self.name)
+        if self.start.app != "launcher":
+            if not phone.is_installed(self.start.app):
+                raise ConfigError(
+                    f"scenario {self.name!r} starts in {self.start.app!r}, which is not installed",
+                    "start.app must be an installed package or 'launcher'",
+                    path=self.source,
+                )
+            phone._launch_locked(self.start.app, None)
+            if self.start.screen:
+                from mobile_agent.sim.world.base import Page
+
+                app = phone.app(self.start.app)
+                page = Page(self.start.screen, app.activity_for(self.start.screen), dict(self.start.params))
+                phone._push_page(phone.tasks[self.start.app], page)
+
+    def check(self, phone: Phone) -> CheckResult:
+        """Evaluate every check line against the phone's final state."""
+        lines, passed = [], 0
+        for text in self.checks:
+            check = parse_check(text)
+            ok, actual = evaluate(check, phone)
+            passed += ok
+            lines.append(f"{'✓' if ok else '✗'} {text}" + ("" if ok else f"  (actual: {_short(actual)})"))
+        if not self.checks:
+            lines.append("no checks: nothing to verify")
+        total = len(self.checks)
+        return CheckResult(ok=passed == total, detail="\n".join(lines), passed=passed, total=total)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    detail: str
+    passed: int = 0
+    total: int = 0
+
+
+# ---------------------------------------------------------------------- checks
+def parse_check(text: str) -> Check:
+    match = CHECK_RE.match(text)
+    if not match:
+        raise ValueError(f"check {text!r} is not '<path> <op> <value>' (ops: {', '.join(OPS)})")
+    path, op, raw = match.groups()
+    root = path[4:-1] if path.startswith("len(") else path.split(".", 1)[0]
+    if root not in STATE_PATHS + PHONE_PATHS:
+        raise ValueError(
+            f"check {text!r}: unknown path {root!r}; use one of {', '.join(STATE_PATHS + PHONE_PATHS)}"
+        )
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"check {text!r}: the value is not YAML ({exc.__class__.__name__})") from None
+    return Check(text=text, path=path, op=op, value=value)
+
+
+def _resolve(path: str, phone: Phone) -> Any:
+    if path.startswith("len("):
+        return len(getattr(phone.state, path[4:-1]))
+    root, _, rest = path.partition(".")
+    if root == "foreground":
+        value: Any = phone.current()[0]
+    elif root == "activity":
+        value = phone.current()[1]
+    elif root == "screen":
+        value = phone.screen()[1]
+    elif root == "balance":
+        value = phone.world.balance
+    else:
+        value = getattr(phone.state, root)
+    for part in filter(None, rest.split(".")):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def evaluate(check: Check, phone: Phone) -> tuple[bool, Any]:
+    with phone.lock:
+        actual = _resolve(check.path, phone)
+    want, op = check.value, check.op
+    if op in ("contains", "lacks"):
+        if isinstance(actual, dict):
+            found = matches(actual, want) if isinstance(want, dict) else want in actual
+        else:
+            found = any(matches(item, want) for item in (actual or []))
+        return (found if op == "contains" else not found), actual
+    if op == "==":
+        return matches(actual, want), actual
+    if op == "!=":
+        return not matches(actual, want), actual
+    try:
+        a, w = float(actual), float(want)
+    except (TypeError, ValueError):
+        return False, actual
+    return {">=": a >= w, "<=": a <= w, ">": a > w, "<": a < w}[op], actual
+
+
+def matches(actual: Any, pattern: Any) -> bool:
+    if isinstance(pattern, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and matches(actual[k], v) for k, v in pattern.items()
+        )
+    if isinstance(pattern, list):
+        return isinstance(actual, list) and all(any(matches(a, p) for a in actual) for p in pattern)
+    if isinstance(pattern, str) and pattern.startswith("~"):
+        return pattern[1:] in str(actual)
+    if isinstance(pattern, bool) or isinstance(actual, bool):
+        return actual is pattern or actual == pattern
+    if isinstance(pattern, (int, float)) and isinstance(actual, (int, float)):
+        return abs(actual - pattern) < 1e-9
+    return actual == pattern or (isinstance(actual, (int, float)) and str(pattern) == _number(actual))
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# ---------------------------------------------------------------------- loading with line numbers
+def _construct(node: yaml.Node, path: tuple, lines: dict[tuple, int]) -> Any:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out = {}
+        for key_node, value_node in node.value:
+            key = _scalar(key_node)
+            lines[path + (key,)] = key_node.start_mark.line + 1
+            out[key] = _construct(value_node, path + (key,), lines)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(item, path + (i,), lines) for i, item in enumerate(node.value)]
+    return _scalar(node)
+
+
+def _scalar(node: yaml.Node) -> Any:
+    return yaml.safe_load(yaml.serialize(node))
+
+
+def load_yaml_with_lines(text: str, path: str) -> tuple[Any, dict[tuple, int]]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ConfigError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            "fix the YAML syntax",
+            path=path,
+            line=mark.line + 1 if mark else None,
+        ) from None
+    lines: dict[tuple, int] = {}
+    if node is None:
+        return {}, lines
+    return _construct(node, (), lines), lines
+
+
+def _line_for(loc: tuple, lines: dict[tuple, int]) -> int | None:
+    loc = tuple(p for p in loc if not (isinstance(p, str) and p in ("PopupSpec", "str")))
+    while loc:
+        if loc in lines:
+            return lines[loc]
+        loc = loc[:-1]
+    return lines.get(())
+
+
+def scenario_from_yaml(text: str, path: str = "<scenario>") -> Scenario:
+    data, lines = load_yaml_with_lines(text, path)
+    if not isinstance(data, dict):
+        raise ConfigError("a scenario file must be a mapping (name:, task:, check: ...)", path=path, line=1)
+    data.setdefault("name", Path(path).stem)
+    try:
+        scenario = Scenario.model_validate({**data, "source": path})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(
+            f"{where}: {message}",
+            "see mobile_agent/sim/scenarios/*.yaml for working examples",
+            path=path,
+            line=_line_for(tuple(first["loc"]), lines),
+        ) from None
+    return scenario
+
+
+def list_scenarios() -> list[str]:
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+        if not candidate.exists():
+            raise UserError(f"scenario file {str(candidate)!r} does not exist", "check the path")
+        return scenario_from_yaml(candidate.read_text(encoding="utf-8"), str(candidate))
+    shipped = SCENARIO_DIR / f"{name_or_path}.yaml"
+    if not shipped.exists():
+        raise UserError(
+            f"unknown scenario {str(name_or_path)!r}", f"choose one of: {', '.join(list_scenarios())}"
+        )
+    return scenario_from_yaml(shipped.read_text(encoding="utf-8"), str(shipped))
+
+
+def make_scenario(**fields: Any) -> Scenario:
+    """Build a scenario in code (same validation as a file)."""
+    return Scenario.model_validate(fields)
