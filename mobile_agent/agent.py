@@ -128,7 +128,7 @@ class Agent:
             device=self.device.serial,
             family=self.family.name,
             model=self.client.model,
-            base_url=self.client.base_urls[0] if self.client.base_urls else None,
+            base_url=self.client.endpoints[0] if self.client.endpoints else None,
             run_id=run_id,
             app=app,
             meta=meta,

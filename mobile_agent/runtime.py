@@ -97,7 +97,7 @@ def run_demo(
     spec = load_scenario(scenario)
     with (
         SimFarm(1, scenario=scenario, adb_port=adb_port) as farm,
-        SimModelServer(family=family) as model_server,
+        SimModelServer(family=family, model_name=f"{family}-sim") as model_server,
     ):
         serial = farm.serials[0]
         store = TrajectoryStore.open(db, root=Path(data_dir) if data_dir else None)

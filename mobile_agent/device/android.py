@@ -14,9 +14,10 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import adbutils
 import uiautomator2
@@ -327,8 +328,14 @@ class AndroidDevice:
                 self._shell(["ime", "set", previous])
 
     def _type_by_clipboard(self, text: str) -> None:
-        self._rpc("setClipboard", text, None)
+        """What u2's own send_keys does without the AdbKeyboard; the user's clipboard is put back afterwards."""
+        saved = self._rpc("getClipboard")
+        self._rpc("setClipboard", None, text)
+        if self._rpc("getClipboard") != text:
+            raise DeviceError(f"phone {self.serial}: setting the clipboard failed", "install the AdbKeyboard IME")
         self._rpc("pasteClipboard")
+        if saved is not None:
+            self._rpc("setClipboard", None, saved)
 
     def current_ime(self) -> str:
         out = self._shell(["settings", "get", "secure", "default_input_method"]).strip()
