@@ -235,6 +235,9 @@ class Phone:
         self._version = 0
         self._cache: _Built | None = None
         self._renderer: Renderer | None = None
+        self.touch_down: tuple[int, int, float] | None = (
+            None  # u2 injectInputEvent ACTION_DOWN not yet lifted
+        )
         self._last_tap: tuple[float, int] | None = None  # (monotonic time, id of the node tapped)
         self._transition: tuple[str, float] | None = None  # (fingerprint before the change, monotonic start)
         self._toast: tuple[str, float] | None = None

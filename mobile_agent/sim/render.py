@@ -109,19 +109,22 @@ class PhotoMaker:
     def __init__(self) -> None:
         self._cache: OrderedDict[tuple[str, int, int], Image.Image] = OrderedDict()
         self._pixels = 0
+        self._lock = threading.Lock()
 
     def get(self, seed: str, width: int, height: int, grain: float = 14.0) -> Image.Image:
         key = (seed, width, height)
-        img = self._cache.get(key)
-        if img is not None:
-            self._cache.move_to_end(key)
-            return img
+        with self._lock:
+            img = self._cache.get(key)
+            if img is not None:
+                self._cache.move_to_end(key)
+                return img
         img = self._make(seed, max(1, width), max(1, height), grain)
-        self._cache[key] = img
-        self._pixels += width * height
-        while self._pixels > PHOTO_CACHE_PIXELS and len(self._cache) > 1:
-            (_, w, h), _ = self._cache.popitem(last=False)
-            self._pixels -= w * h
+        with self._lock:
+            self._cache[key] = img
+            self._pixels += width * height
+            while self._pixels > PHOTO_CACHE_PIXELS and len(self._cache) > 1:
+                (_, w, h), _ = self._cache.popitem(last=False)
+                self._pixels -= w * h
         return img
 
     def _make(self, seed: str, width: int, height: int, grain: float) -> Image.Image:
@@ -153,11 +156,14 @@ class PhotoMaker:
         return img
 
 
+PHOTOS = PhotoMaker()  # shared by every phone in the process: the same seed always gives the same picture
+
+
 class Renderer:
     def __init__(self, width: int, height: int) -> None:
         self.width = width
         self.height = height
-        self.photos = PhotoMaker()
+        self.photos = PHOTOS
         self._lock = threading.Lock()
         self._encoded: OrderedDict[tuple, bytes] = OrderedDict()
         self._images: OrderedDict[str, Image.Image] = OrderedDict()
@@ -270,7 +276,7 @@ class Renderer:
         left, top, right, bottom = node.bounds
         w, h = right - left, bottom - top
         if kind in ("photo", "avatar", "wallpaper"):
-            grain = 4.0 if kind == "wallpaper" else 9.0
+            grain = 2.5 if kind == "wallpaper" else 9.0
             photo = self.photos.get(f"{kind}:{arg}", w, h, grain)
             self._paste(img, photo, (left, top), node.style.radius)
         elif kind == "icon":

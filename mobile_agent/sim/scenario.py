@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.sim.state import Dish, Shop, SimState, WorldData
@@ -102,6 +102,14 @@ class Check(BaseModel):
     value: Any
 
 
+def _valid_check(line: str) -> str:
+    parse_check(line)
+    return line
+
+
+CheckLine = Annotated[str, AfterValidator(_valid_check)]
+
+
 class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -114,15 +122,8 @@ class Scenario(BaseModel):
     removed_packages: list[str] = []
     settings: dict[str, str] = {}  # "namespace/key": value, e.g. "secure/ui_night_mode": "1"
     expect_outcome: str = "finished"
-    checks: list[str] = Field([], alias="check")  # the file says check:, the method is check(phone)
+    checks: list[CheckLine] = Field([], alias="check")  # the file says check:, the method is check(phone)
     source: str | None = Field(None, exclude=True)
-
-    @field_validator("checks")
-    @classmethod
-    def _parse_checks(cls, lines: list[str]) -> list[str]:
-        for line in lines:
-            parse_check(line)
-        return lines
 
     @field_validator("expect_outcome")
     @classmethod

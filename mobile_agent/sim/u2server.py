@@ -77,7 +77,6 @@ class _Reader:
 class U2Server:
     def __init__(self, phone: Phone) -> None:
         self.phone = phone
-        self._touch_down: tuple[int, int, float] | None = None
         self._methods: dict[str, Callable[..., Any]] = {
             name[4:]: getattr(self, name) for name in dir(self) if name.startswith("rpc_")
         }
@@ -328,11 +327,13 @@ class U2Server:
         return True
 
     def rpc_injectInputEvent(self, action: int, x: float, y: float, meta: int = 0) -> bool:
+        # u2 sends each event on its own connection, so the finger's state lives on the phone, not this server
+        phone = self.phone
         if action == 0:  # ACTION_DOWN
-            self._touch_down = (int(x), int(y), time.monotonic())
-        elif action == 1 and self._touch_down is not None:  # ACTION_UP ends a tap or a swipe
-            x0, y0, t0 = self._touch_down
-            self._touch_down = None
+            phone.touch_down = (int(x), int(y), time.monotonic())
+        elif action == 1 and phone.touch_down is not None:  # ACTION_UP ends a tap or a swipe
+            x0, y0, t0 = phone.touch_down
+            phone.touch_down = None
             held_ms = int((time.monotonic() - t0) * 1000)
             if abs(int(x) - x0) < 10 and abs(int(y) - y0) < 10:
                 if held_ms >= 500:

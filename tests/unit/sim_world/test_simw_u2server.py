@@ -27,16 +27,12 @@ class SocketConnection(http.client.HTTPConnection):
 def phone():
     p = Phone()
     assert p.u2_start() is None
-    yield p
-    SERVERS.pop(id(p), None)
-
-
-SERVERS: dict[int, U2Server] = {}
+    return p
 
 
 def request(phone: Phone, method: str, path: str, body: dict | None = None, headers: dict | None = None):
     client, server = socket.socketpair()
-    u2 = SERVERS.setdefault(id(phone), U2Server(phone))  # one server per phone, one serve() per stream
+    u2 = U2Server(phone)  # the wire side builds one per stream
     thread = threading.Thread(target=u2.serve, args=(server,), daemon=True)
     thread.start()
     conn = SocketConnection(client)
