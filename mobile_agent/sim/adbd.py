@@ -14,6 +14,7 @@ import os
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -121,13 +122,18 @@ def read_packet(sock: socket.socket, *, verify_checksum: bool) -> Packet | None:
     return Packet(command, arg0, arg1, payload or b"")
 
 
-def close_socket(sock: socket.socket) -> None:
+def close_socket(sock: socket.socket, *, drain_seconds: float = 0.5, drain_limit: int = 1 << 20) -> None:
     """Close without losing what the peer has not read yet (an RST would drop it): shut writes, drain, close."""
     try:
         sock.shutdown(socket.SHUT_WR)
-        sock.settimeout(0.2)
-        while sock.recv(65536):
-            pass
+        sock.settimeout(0.1)
+        deadline = time.monotonic() + drain_seconds
+        drained = 0
+        while drained < drain_limit and time.monotonic() < deadline:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            drained += len(chunk)
     except OSError:
         pass
     finally:
@@ -284,12 +290,14 @@ class _Connection:
                 self._dispatch(packet)
         except MalformedPacket as exc:
             log.info("%s: dropping connection: %s", self.server.name, exc)
+            self.shutdown(graceful=True)
         except OSError:
             pass  # dropped by a fault, by stop(), or by the peer
         finally:
             self.shutdown()
 
-    def shutdown(self) -> None:
+    def shutdown(self, *, graceful: bool = False) -> None:
+        """Cut the connection. `graceful` lets the peer read what was sent (pitfall 4); a fault just cuts."""
         with self._state_lock:  # not the send lock: a sender may be blocked in sendall
             already = self._dead
             self._dead = True
@@ -298,12 +306,16 @@ class _Connection:
             self._streams.clear()
         for stream in streams:
             stream._on_peer_close()
-        if not already:
+        if already:
+            self.sock.close()
+        elif graceful:
+            close_socket(self.sock)
+        else:
             try:
                 self.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        self.sock.close()
+            self.sock.close()
         self.server._forget(self)
 
     # --- packet handling ----------------------------------------------------------------------------------
