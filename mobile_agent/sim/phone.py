@@ -33,22 +33,29 @@ CONTRACT (the wire side — adbd.py, shell.py, sync.py — codes against exactly
 ADDED by the world side (same stability promise):
 
     Phone(config=None, scenario=None)       # scenario: a Scenario object, a shipped name or a YAML path
+    PhoneConfig(name, serial_hint, width=1080, height=2400, density=440, model, brand, manufacturer,
+                android_version="13", sdk=33, profile="instant", clock="10:24", battery_level=87,
+                u2_apk_installed=False, extra_packages=[])           # .serial = serial_hint or "SIM" + hash(name)
     phone.launcher_activity(pkg) -> str | None   # full class name of the launch activity of an installed package
     phone.display_name(pkg) -> str          # the label under the launcher icon ("微信"), else the package name
     phone.package_for_name(name) -> str | None   # "微信" -> "com.tencent.mm" (display names of installed apps)
     phone.install(pkg, label=None); phone.uninstall(pkg) -> bool   # `pm install` / `pm uninstall`
-    phone.ime_disable(ime_id); phone.hide_keyboard()               # `ime disable`, ADB_KEYBOARD_HIDE
+    phone.ime_disable(ime_id) -> bool; phone.hide_keyboard()        # `ime disable`, ADB_KEYBOARD_HIDE
     phone.screenshot(fmt, quality=80, scale=1.0)                    # scale: u2 takeScreenshot's first param
     phone.hierarchy_xml(max_depth=50)
     phone.window_size() -> tuple[int, int]; phone.keyboard_shown: bool
-    phone.screen() -> tuple[str, str]        # (package, world screen id), e.g. ("com.tencent.mm", "chat")
-    phone.apply_scenario(scenario); phone.scenario
-    phone.world: WorldData                   # the seed data the apps show (contacts, shops, balance)
+    phone.screen() -> tuple[str, str]        # (package, world screen id): ("com.tencent.mm", "chat"), "popup:splash"
+    phone.unlock(); phone.show_recents(); phone.show_toast(text, seconds=2.0)
+    phone.apply_scenario(scenario); phone.scenario; phone.world: WorldData (contacts, chats, shops, balance)
+    phone.events_of(kind) -> list[Event]; phone.touch_down   # u2 injectInputEvent finger state (per phone)
     ScreenshotFailed (a DeviceError) is raised by screenshot() while faults.screenshot_fail is set;
-    mobile_agent.errors.InputSecurityError is raised by every injected input while faults.input_security_exception.
+    mobile_agent.errors.InputSecurityError by tap/swipe/key/input_text/... while faults.input_security_exception.
 
-Activity names are full class names ("com.tencent.mm.ui.LauncherUI"). The u2 apk (package com.github.uiautomator,
-installed via install()) adds the AdbKeyboard input method to ime_list().
+Activity names are full class names ("com.tencent.mm.ui.LauncherUI"); launch(pkg, activity) accepts ".Name" or a
+full name of one of the app's activities and returns False for any other. The u2 apk (package
+com.github.uiautomator, installed via install()) adds the AdbKeyboard input method to ime_list(). Tapping an editable
+field focuses it and shows the keyboard; committed text (input_text / paste) collapses it again, so layouts after a
+Type action do not depend on the input path. The "instant" profile does not sleep for gesture durations.
 
 Everything here is thread-safe: adbd serves each stream on its own thread. Latency sleeps happen outside the lock.
 """
@@ -221,7 +228,7 @@ class Phone:
         self._installed_extra: dict[str, str] = {pkg: "" for pkg in self.config.extra_packages}
         if self.config.u2_apk_installed:
             self._installed_extra[U2_PACKAGE] = "ATX"
-        self._screen_event_pending = False
+        self._last_screen: tuple[str, str] | None = None
         self._removed: set[str] = set()
         self._apps: dict[str, SimApp] = {}
         self.launcher = Launcher()
@@ -388,7 +395,6 @@ class Phone:
             return task.package, task.top.screen
 
     def launch(self, pkg: str, activity: str | None = None) -> bool:
-        self._check_input()
         with self.lock:
             if not self.is_installed(pkg) or self.launcher_activity(pkg) is None:
                 return False
@@ -824,12 +830,18 @@ class Phone:
         return self.config.width, self.config.height
 
     def _changed(self, screen: bool = False) -> None:
-        """Something visible changed; with screen=True it is a new screen (animated, logged)."""
+        """Something visible changed; with screen=True it is a new screen (animated, logged as a screen event)."""
         if screen and self.profile.transition > 0 and self._cache is not None:
             self._transition = (self._cache.fingerprint, time.monotonic())
         self._version += 1
         if screen:
-            self._screen_event_pending = True
+            self._record_screen()
+
+    def _record_screen(self) -> None:
+        pkg, screen = self._screen_unlocked()
+        if self._last_screen != (pkg, screen):
+            self._last_screen = (pkg, screen)
+            self._record("screen", package=pkg, screen=screen)
 
     def _built(self) -> _Built:
         cache = self._cache
@@ -847,10 +859,6 @@ class Phone:
             built = self._build_once()
             if version == self._version:
                 break
-        if getattr(self, "_screen_event_pending", False):
-            self._screen_event_pending = False
-            pkg, screen = self._screen_unlocked()
-            self._record("screen", package=pkg, screen=screen)
         return built
 
     def _screen_unlocked(self) -> tuple[str, str]:

@@ -276,7 +276,7 @@ class Renderer:
         left, top, right, bottom = node.bounds
         w, h = right - left, bottom - top
         if kind in ("photo", "avatar", "wallpaper"):
-            grain = 2.5 if kind == "wallpaper" else 9.0
+            grain = 2.5 if kind == "wallpaper" else 7.0
             photo = self.photos.get(f"{kind}:{arg}", w, h, grain)
             self._paste(img, photo, (left, top), node.style.radius)
         elif kind == "icon":

@@ -179,3 +179,29 @@ def test_concurrent_taps_and_screenshots_are_safe():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_events_log_screens_in_order():
+    phone = Phone()
+    phone.launch("com.tencent.mm")
+    tap(phone, "张三")
+    screens = [(e.detail["package"], e.detail["screen"]) for e in phone.events_of("screen")]
+    assert screens[-2:] == [("com.tencent.mm", "home"), ("com.tencent.mm", "chat")]
+    kinds = [e.kind for e in phone.events]
+    assert kinds.index("launch") < kinds.index("tap")
+
+
+def test_latency_profile_sleeps_on_cold_start_only():
+    import time
+
+    from mobile_agent.sim.profiles import LatencyProfile
+
+    phone = Phone()
+    phone.profile = LatencyProfile("slow-start", cold_start=0.2)
+    start = time.monotonic()
+    phone.launch("com.tencent.mm")
+    assert time.monotonic() - start >= 0.2
+    phone.key("home")
+    start = time.monotonic()
+    phone.launch("com.tencent.mm")  # warm: the task is still there
+    assert time.monotonic() - start < 0.2
