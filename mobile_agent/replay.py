@@ -118,7 +118,7 @@ class ReplayResult:
 def difference_hash(image: Image.Image) -> int:
     """64-bit dHash: is each pixel brighter than its right neighbour, on a 9x8 grey thumbnail."""
     small = image.convert("L").resize((HASH_SIDE + 1, HASH_SIDE), Image.Resampling.LANCZOS)
-    pixels = list(small.getdata())
+    pixels = small.tobytes()  # mode L: one byte per pixel, row by row
     bits = 0
     for row in range(HASH_SIDE):
         for col in range(HASH_SIDE):
