@@ -421,6 +421,9 @@ class ShellSession:
         for op, target in cmd.redirects:
             if op == "<":
                 path = self.expand(target) if target else ""
+                if normalize(path) == "/dev/null":
+                    stdin = b""
+                    continue
                 try:
                     stdin = self.phone.fs.read(normalize(path))
                 except FsError as exc:

@@ -6,11 +6,13 @@ import io
 import os
 import socket
 import struct
+import subprocess
 import threading
 import time
 
 import adbutils
 import pytest
+import uiautomator2
 from PIL import Image
 
 from mobile_agent.sim.adbd import VERSION_CHECKSUMMED
@@ -135,3 +137,17 @@ def wait_for(condition, timeout: float) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def test_adb_install_and_interactive_shell(farm, adb, adb_server):
+    serial = farm.serials[0]
+    apk = os.path.join(os.path.dirname(uiautomator2.__file__), "assets", "app-uiautomator.apk")
+    result = adb("-s", serial, "install", "-r", apk)
+    assert b"Success" in result.stdout and b"sh:" not in result.stderr
+    assert "com.github.uiautomator/.AdbKeyboard" in farm.phones[serial].ime_list()
+    assert farm.device(serial).shell("ls /data/local/tmp") == ""  # the pushed apk was removed
+    cmd = [adb_server.adb_path, "-P", str(adb_server.port), "-s", serial, "shell"]
+    typed = subprocess.run(
+        cmd, input=b"echo hi\ngetprop ro.product.model\nexit\n", capture_output=True, timeout=30
+    )
+    assert typed.stdout == b"hi\nSimPhone\n"

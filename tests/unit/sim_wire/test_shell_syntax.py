@@ -50,6 +50,7 @@ def test_redirections_write_to_the_phone_fs(sh, phone):
     assert sh("cat /nope 2>/dev/null; echo $?").stdout == "1\n"
     assert sh("cat /nope 2>&1").stdout == "cat: /nope: No such file or directory\n"
     assert sh("cat < /sdcard/a.txt").stdout == "hello\nagain\n"
+    assert sh("rm -f /sdcard/a.txt < /dev/null; echo $?").stdout == "0\n"  # what `adb install` sends
 
 
 def test_pipes(sh):
