@@ -365,7 +365,7 @@ class Renderer:
             draw.text((x, y), line, font=f, fill=fg, anchor=anchor)
             y += line_h
         if node.focused and node.editable:
-            width = draw.textlength(node.text, font=f) if node.text else 0
+            width = max((draw.textlength(line, font=f) for line in node.text.split("\n")), default=0)
             cx = left + pad + width + 3
             draw.line(
                 (cx, top + (bottom - top) * 0.25, cx, bottom - (bottom - top) * 0.25),
@@ -601,6 +601,7 @@ class Renderer:
 
 
 def _fit(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> str:
+    text = text.replace("\n", " ")  # Pillow cannot measure multiline text; one line shows them side by side
     if draw.textlength(text, font=f) <= width:
         return text
     while text and draw.textlength(text + "…", font=f) > width:
@@ -609,6 +610,13 @@ def _fit(draw: ImageDraw.ImageDraw, text: str, f, width: float) -> str:
 
 
 def _wrap(draw: ImageDraw.ImageDraw, text: str, f, width: float, max_lines: int) -> list[str]:
+    if "\n" in text and max_lines > 1:
+        lines: list[str] = []
+        for paragraph in text.split("\n"):
+            if len(lines) >= max_lines:
+                break
+            lines.extend(_wrap(draw, paragraph, f, width, max_lines - len(lines)))
+        return lines[:max_lines]
     if max_lines <= 1 or draw.textlength(text, font=f) <= width:
         return [_fit(draw, text, f, width)]
     lines: list[str] = []
