@@ -108,7 +108,7 @@ def histogram(
 
 def _open(width: int, height: int, title: str) -> str:
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+        f'<svg class="chart" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">'
     )
 
