@@ -442,8 +442,18 @@ class WorkerPool:
             self._claims.pop(claim.task_id, None)
 
     def lease_phone(self, entry: PhoneEntry) -> bool:
+        holder = q.farm_device(self.store, entry.key)
+        dead = (
+            [holder.worker] if holder is not None and holder.worker and worker_is_dead(holder.worker) else []
+        )
         ok = q.lease_device(
-            self.store, entry.key, entry.serial, entry.adb, worker=self.worker_id, lease_s=self.config.lease_s
+            self.store,
+            entry.key,
+            entry.serial,
+            entry.adb,
+            worker=self.worker_id,
+            lease_s=self.config.lease_s,
+            dead_workers=dead,
         )
         if ok:
             with self._lock:

@@ -651,17 +651,33 @@ def _device_row(session: Session, key: str, serial: str, adb_server: str) -> Far
     return row
 
 
-def lease_device(store: Any, key: str, serial: str, adb_server: str, *, worker: str, lease_s: float) -> bool:
-    """Take (or renew) the lease on a phone; False while another live worker holds it."""
+def lease_device(
+    store: Any,
+    key: str,
+    serial: str,
+    adb_server: str,
+    *,
+    worker: str,
+    lease_s: float,
+    dead_workers: Iterable[str] = (),
+) -> bool:
+    """Take (or renew) the lease on a phone; False while another live worker holds it.
+
+    A lease held by one of ``dead_workers`` (a crashed process on this host) is taken over at once.
+    """
     from sqlalchemy.exc import IntegrityError
 
+    dead = set(dead_workers)
     for attempt in range(2):
         try:
             with store.write_session() as session:
                 row = _device_row(session, key, serial, adb_server)
                 now = now_utc()
                 held_by_other = (
-                    row.worker not in (None, worker) and row.lease_until is not None and row.lease_until > now
+                    row.worker not in (None, worker)
+                    and row.worker not in dead
+                    and row.lease_until is not None
+                    and row.lease_until > now
                 )
                 if held_by_other:
                     return False

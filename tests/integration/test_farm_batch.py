@@ -1,0 +1,186 @@
+"""`batch` end to end: 100 tasks over 16 simulated phones and the simulated model, run as a user runs it (a
+separate process against phones served by this one); every task gets exactly one episode with a result.
+
+Also the farm's own commands on the same kind of phones: devices, devices check --prepare, runs, runs show,
+mounted on a throwaway Typer app the way mobile_agent.cli mounts them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from mobile_agent.scheduler import outcome_failure
+from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.store import EpisodeStatus, TrajectoryStore
+from mobile_agent.store import queue as q
+
+pytestmark = pytest.mark.slow
+
+SCRIPTS = """\
+task: farm drill
+turns:
+  - action: {kind: finish, text: done}
+"""
+SCRIPTS_TWO_STEPS = """\
+task: farm drill home
+turns:
+  - action: {kind: key, key: home}
+  - action: {kind: finish, text: done}
+"""
+
+
+def write_devices(path: Path, farm, **extra) -> Path:
+    data = {
+        "adb": f"127.0.0.1:{farm.adb_port}",
+        "discover": False,
+        "devices": [{"serial": s, "tags": {"vendor": "sim", "slot": i}} for i, s in enumerate(farm.serials)],
+        **extra,
+    }
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def model_server(tmp_path: Path, **kw) -> SimModelServer:
+    (tmp_path / "scripts").mkdir(exist_ok=True)
+    (tmp_path / "scripts" / "one.yaml").write_text(SCRIPTS, encoding="utf-8")
+    (tmp_path / "scripts" / "two.yaml").write_text(SCRIPTS_TWO_STEPS, encoding="utf-8")
+    return SimModelServer(family="ui-venus-2", scripts=[tmp_path / "scripts"], **kw)
+
+
+def farm_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mobile_agent.farm_cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def result_episodes(store: TrajectoryStore, run_id: str) -> Counter[int]:
+    """queue task id -> number of episodes that ended with a result (must be 1 for each task)."""
+    counts: Counter[int] = Counter()
+    for episode in store.list_episodes(run_id=run_id, limit=None):
+        if episode.outcome is not None and outcome_failure(episode.outcome) is None:
+            counts[episode.meta["queue_task"]] += 1
+    return counts
+
+
+def test_batch_of_100_tasks_on_16_phones(sim_farm, tmp_path: Path) -> None:
+    farm = sim_farm(16)
+    devices = write_devices(tmp_path / "devices.yaml", farm)
+    tasks = tmp_path / "tasks.yaml"
+    entries = [
+        {"task": f"farm drill {'home ' if i % 4 == 0 else ''}#{i}", "app": "微信" if i % 2 else "设置"}
+        for i in range(100)
+    ]
+    tasks.write_text(
+        yaml.safe_dump({"defaults": {"max_steps": 5}, "tasks": entries}, allow_unicode=True), "utf-8"
+    )
+    db = f"sqlite:///{tmp_path / 'replays' / 'farm.db'}"
+    with model_server(tmp_path) as server:
+        done = farm_cli(
+            "batch",
+            str(tasks),
+            "--devices",
+            str(devices),
+            "--db",
+            db,
+            "--base-url",
+            server.base_url,
+            "--reset",
+            "none",
+            "--json",
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["tasks"] == {"total": 100, "pending": 0, "claimed": 0, "done": 100, "failed": 0}
+    assert summary["by_outcome"] == {"finished": 100}
+    assert summary["finished_unverified"] == 100 and summary["retries"] == 0
+
+    with TrajectoryStore.open(db) as store:
+        run_id = summary["run_id"]
+        per_task = result_episodes(store, run_id)
+        assert len(per_task) == 100 and set(per_task.values()) == {1}
+        episodes = store.list_episodes(run_id=run_id, limit=None)
+        assert len(episodes) == 100 and all(e.status is EpisodeStatus.ENDED for e in episodes)
+        steps = Counter(e.step_count for e in episodes)
+        assert steps == {1: 75, 2: 25}
+        assert len({e.device for e in episodes}) >= 12  # spread over the farm
+        assert store.check_integrity() == []
+        assert all(not info.busy() for info in q.farm_devices(store))
+
+
+def mounted() -> typer.Typer:
+    from mobile_agent import farm_cli
+
+    app = typer.Typer()
+    app.add_typer(farm_cli.devices_app, name="devices")
+    app.add_typer(farm_cli.runs_app, name="runs")
+    app.command("batch")(farm_cli.batch_command)
+    return app
+
+
+def test_devices_and_runs_commands(sim_farm, tmp_path: Path) -> None:
+    farm = sim_farm(2)
+    locked = farm.serials[1]
+    phone = farm.phones[locked]
+    phone.key("power")  # screen off and locked
+    devices = write_devices(tmp_path / "devices.yaml", farm)
+    runner = CliRunner()
+    app = mounted()
+
+    listed = runner.invoke(app, ["devices", "--devices", str(devices), "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = {r["serial"]: r for r in json.loads(listed.stdout)}
+    assert rows[farm.serials[0]]["state"] == "online" and rows[farm.serials[0]]["u2"] is True
+    assert rows[farm.serials[0]]["model"] == "SimPhone" and rows[farm.serials[0]]["battery"] == 87
+    assert rows[locked]["screen"] == "off" and "vendor:sim" in rows[locked]["tags"]
+
+    checked = runner.invoke(app, ["devices", "check", "--devices", str(devices), "--json"])
+    assert checked.exit_code == 1  # the locked phone is not ready
+    reports = {r["serial"]: r for r in json.loads(checked.stdout)}
+    assert reports[farm.serials[0]]["ok"] and not reports[locked]["ok"]
+    screen = next(c for c in reports[locked]["checks"] if c["name"] == "screen")
+    assert screen["status"] == "fail" and "off" in screen["detail"]
+
+    prepared = runner.invoke(
+        app, ["devices", "check", "--devices", str(devices), "--prepare", "-d", locked, "--json"]
+    )
+    assert prepared.exit_code == 0, prepared.output
+    [report] = json.loads(prepared.stdout)
+    assert report["ok"] and "dismissed the keyguard" in report["prepared"]
+    assert phone.screen_on and not phone.locked
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"task": f"farm drill {i}"}) + "\n" for i in range(4)), "utf-8")
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    with model_server(tmp_path) as server:
+        batch = runner.invoke(
+            app,
+            ["batch", str(tasks), "--devices", str(devices), "--db", db, "--base-url", server.base_url, "-q"],
+        )
+    assert batch.exit_code == 0, batch.output
+    assert "finished (unverified): 4" in batch.output
+
+    runs = runner.invoke(app, ["runs", "--db", db, "--json"])
+    [run] = json.loads(runs.stdout)
+    assert run["tasks"] == 4 and run["done"] == 4 and run["status"] == "ended"
+    shown = runner.invoke(app, ["runs", "show", run["run_id"][:6], "--db", db, "--json"])
+    data = json.loads(shown.stdout)
+    assert [t["state"] for t in data["task_list"]] == ["done"] * 4
+    assert sum(sum(v.values()) for v in data["by_phone"].values()) == 4
+
+    missing = runner.invoke(
+        app, ["batch", str(tmp_path / "nope.yaml"), "--devices", str(devices), "--db", db]
+    )
+    assert missing.exit_code != 0 and "not found" in str(missing.exception)
