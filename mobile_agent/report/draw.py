@@ -1,7 +1,7 @@
 """Screenshots with the step's action drawn on them: tap rings, swipe arrows, typed text, key and app labels.
 
-Drawing happens at device resolution (the action's coordinates are device pixels), then the picture is shrunk to a
-thumbnail; line widths scale with the screen so the marks stay visible in the thumbnail.
+Action coordinates are device pixels; the picture is shrunk to a thumbnail first and the coordinates scaled onto it.
+Line widths and label sizes follow the picture's size so the marks stay visible at any size.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import logging
 import math
 import shutil
 import subprocess
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from mobile_agent.actions import POINT_KINDS, Action, ActionKind
+from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Point
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +69,16 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size)
 
 
-def draw_action(image: Image.Image, action: Action | None) -> Image.Image:
-    """A copy of ``image`` (device pixels) with ``action`` drawn on it; unchanged copy when there is no action."""
+def draw_action(image: Image.Image, action: Action | None, scale: float = 1.0) -> Image.Image:
+    """A copy of ``image`` with ``action`` drawn on it; unchanged copy when there is no action.
+
+    ``scale`` maps the action's device pixels onto the image (the image's width / the device's width).
+    """
     canvas = image.convert("RGBA")
     if action is None:
         return canvas.convert("RGB")
+    if scale != 1.0:
+        action = _scaled(action, scale)
     overlay = Image.new("RGBA", canvas.size, (0, 0, 0, 0))
     pen = ImageDraw.Draw(overlay)
     unit = max(2, round(min(canvas.size) / 90))  # stroke width: about 12 px on a 1080-wide screen
@@ -85,6 +91,13 @@ def draw_action(image: Image.Image, action: Action | None) -> Image.Image:
     if label:
         _draw_label(pen, canvas.size, label, unit, at_top=kind is not ActionKind.TYPE)
     return Image.alpha_composite(canvas, overlay).convert("RGB")
+
+
+def _scaled(action: Action, scale: float) -> Action:
+    def move(point: Point | None) -> Point | None:
+        return None if point is None else Point(round(point.x * scale), round(point.y * scale))
+
+    return replace(action, point=move(action.point), end=move(action.end))
 
 
 def _draw_point(pen: ImageDraw.ImageDraw, action: Action, unit: int) -> None:
@@ -159,11 +172,23 @@ def jpeg_data_uri(jpeg: bytes) -> str:
 
 
 def annotated_thumbnail(screenshot: Path | bytes, action: Action | None, width: int = THUMB_WIDTH) -> bytes:
-    """Read a screenshot (file or bytes), draw the action, shrink it: the picture a report shows for a step."""
+    """Read a screenshot (file or bytes), shrink it, draw the action: the picture a report shows for a step.
+
+    Shrinking first (with JPEG draft decoding) keeps a report of hundreds of steps fast.
+    """
     source = io.BytesIO(screenshot) if isinstance(screenshot, bytes) else screenshot
     with Image.open(source) as img:
-        img.load()
-        return thumbnail_jpeg(draw_action(img, action), width)
+        device_width = img.width
+        if img.format == "JPEG" and img.width > width:
+            img.draft(
+                "RGB", (width, width * img.height // img.width)
+            )  # decodes at the smallest scale >= width
+        frame = img.convert("RGB")
+    if frame.width > width:
+        frame = frame.resize(
+            (width, max(1, round(frame.height * width / frame.width))), Image.Resampling.LANCZOS
+        )
+    return thumbnail_jpeg(draw_action(frame, action, scale=frame.width / device_width), width)
 
 
 __all__ = ["annotated_thumbnail", "draw_action", "jpeg_data_uri", "thumbnail_jpeg"]

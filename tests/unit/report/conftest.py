@@ -62,7 +62,9 @@ STEPS: list[tuple[Action | None, str, ActionSource, str]] = [
 ]
 
 
-def record_episode(store: TrajectoryStore, task: str = "给张三发消息：明天见", run_id: str | None = None) -> Recorded:
+def record_episode(
+    store: TrajectoryStore, task: str = "给张三发消息：明天见", run_id: str | None = None
+) -> Recorded:
     episode = store.start_episode(task, device="sim-1", family=FAMILY, model="ui-venus-2", run_id=run_id)
     actions: list[Action | None] = []
     for index, (action, thought, source, app) in enumerate(STEPS):
@@ -80,7 +82,13 @@ def record_episode(store: TrajectoryStore, task: str = "给张三发消息：明
                 raw_reply=reply,
                 thought=thought or None,
                 guard_decisions=[{"guard": "validity", "verdict": "allow", "reason": "ok"}],
-                timings=StepTimings(screenshot_ms=40, model_ms=800 + index, act_ms=50, settle_ms=300, total_ms=1200 + 10 * index),
+                timings=StepTimings(
+                    screenshot_ms=40,
+                    model_ms=800 + index,
+                    act_ms=50,
+                    settle_ms=300,
+                    total_ms=1200 + 10 * index,
+                ),
                 error_kind="parse" if action is None else None,
                 error_text="unknown action 'Clack'" if action is None else None,
             ),
