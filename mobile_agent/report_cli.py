@@ -48,7 +48,10 @@ def replay_command(
     ),
     db: str | None = DB_OPTION,
 ) -> None:
-    """Re-execute a recorded episode on a phone, comparing every screen with the recording."""
+    """Re-execute a recorded episode on a phone, comparing every screen with the recording.
+
+    Exits 1 when the replay ends in an error (with --on-divergence stop: at the first divergence).
+    """
     from mobile_agent.replay import DivergencePolicy, ReplayOptions, replay_episode
     from mobile_agent.store import TrajectoryStore
 
@@ -85,7 +88,8 @@ def replay_command(
     )
     if result.detail:
         console.print(f"[dim]{escape(result.detail)}[/]")
-    raise typer.Exit(1 if diverged or str(result.outcome).startswith("error") else 0)
+    # Divergences under warn/continue are reported, not failures; stop turns the first one into error:divergence.
+    raise typer.Exit(1 if str(result.outcome).startswith("error") else 0)
 
 
 # ----- report --------------------------------------------------------------------------------------------------
