@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import sys
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -13,8 +12,13 @@ from rich.table import Table
 
 from mobile_agent.errors import MobileAgentError, UserError
 
+try:  # recent typer releases vendor click as typer._click; older ones use click itself
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click.exceptions import ClickException
+
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 app = typer.Typer(
     help="Run GUI vision-language models as agents on Android phones: one task, a farm, replay and reports.",
@@ -241,21 +245,25 @@ def main(argv: list[str] | None = None) -> None:
         if exc.hint:
             err_console.print(f"[dim]hint: {escape(exc.hint)}[/]", highlight=False)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         err_console.print("interrupted")
         sys.exit(130)
-    except KeyboardInterrupt:
-        err_console.print("interrupted")
-        sys.exit(130)
-    except click.exceptions.ClickException as exc:
-        err_console.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except ClickException as exc:
         ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            console.print(ctx.get_help())
+            sys.exit(0)
+        err_console.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False)
         if ctx is not None:
             err_console.print(f"[dim]hint: see `{ctx.command_path} --help`[/]", highlight=False)
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 
 
 __all__ = ["app", "main", "UserError"]
+
+
+if __name__ == "__main__":
+    main()

@@ -48,8 +48,8 @@ def run_task(
     store: TrajectoryStore | None = None,
 ) -> EpisodeResult:
     """Run one task on one phone until it ends; every step is recorded in the store."""
-    serial = choose_serial(device, adb)
     adapter = get_family(family)
+    serial = choose_serial(device, adb)
     urls = [base_url] if isinstance(base_url, str) else list(base_url)
     client = ModelClient(urls, model)
     own_store = store is None
