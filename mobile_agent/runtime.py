@@ -46,12 +46,14 @@ def run_task(
     user: UserChannel | None = None,
     on_step: Callable[[StepEvent], None] | None = None,
     store: TrajectoryStore | None = None,
+    client: ModelClient | None = None,
 ) -> EpisodeResult:
     """Run one task on one phone until it ends; every step is recorded in the store."""
     adapter = get_family(family)
     serial = choose_serial(device, adb)
-    urls = [base_url] if isinstance(base_url, str) else list(base_url)
-    client = ModelClient(urls, model)
+    if client is None:
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        client = ModelClient(urls, model)
     own_store = store is None
     store = store or TrajectoryStore.open(db, root=Path(data_dir) if data_dir else None)
     try:

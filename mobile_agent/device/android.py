@@ -12,6 +12,7 @@ import hashlib
 import io
 import logging
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -87,16 +88,32 @@ def parse_adb_address(address: str | None) -> tuple[str, int]:
         ) from None
 
 
+def adb_client(adb: str | None = None) -> adbutils.AdbClient:
+    """An explicit client for the adb server at ``adb``, after checking that something listens there.
+
+    adbutils answers a refused connection by running `adb start-server` on the default port (5037), whatever port
+    was asked for; probing first keeps us from starting servers the user did not ask for.
+    """
+    host, port = parse_adb_address(adb)
+    try:
+        socket.create_connection((host, port), timeout=2.0).close()
+    except OSError as exc:
+        raise UserError(
+            f"cannot reach the adb server at {host}:{port} ({exc.strerror or exc})",
+            "start one with `adb start-server` (or `mobile-agent sim up` for simulated phones) or pass --adb HOST:PORT",
+        ) from None
+    return adbutils.AdbClient(host=host, port=port)
+
+
 def list_devices(adb: str | None = None) -> list[tuple[str, str]]:
     """(serial, state) of every phone the adb server knows."""
-    host, port = parse_adb_address(adb)
-    client = adbutils.AdbClient(host=host, port=port)
+    client = adb_client(adb)
     try:
         return [(d.serial, d.state) for d in client.list(extended=False)]
     except (adbutils.AdbError, OSError) as exc:
+        host, port = parse_adb_address(adb)
         raise UserError(
-            f"cannot reach the adb server at {host}:{port} ({exc})",
-            "start one with `adb start-server` (or `mobile-agent sim up` for simulated phones) or pass --adb HOST:PORT",
+            f"the adb server at {host}:{port} failed to list phones ({exc})", "restart it: adb kill-server"
         ) from None
 
 
@@ -130,8 +147,7 @@ class AndroidDevice:
         self.serial = serial
         self.adb_address = adb
         self.settle_options = settle or SettleOptions()
-        host, port = parse_adb_address(adb)
-        self._client = adbutils.AdbClient(host=host, port=port)
+        self._client = adb_client(adb)
         self._lock = threading.RLock()
         self._last_frame: bytes | None = None
 
@@ -332,7 +348,9 @@ class AndroidDevice:
         saved = self._rpc("getClipboard")
         self._rpc("setClipboard", None, text)
         if self._rpc("getClipboard") != text:
-            raise DeviceError(f"phone {self.serial}: setting the clipboard failed", "install the AdbKeyboard IME")
+            raise DeviceError(
+                f"phone {self.serial}: setting the clipboard failed", "install the AdbKeyboard IME"
+            )
         self._rpc("pasteClipboard")
         if saved is not None:
             self._rpc("setClipboard", None, saved)
