@@ -6,15 +6,16 @@ In a task file::
       app: com.tencent.mm                  # foreground package at the end
       activity: .ui.chatting.ChattingUI    # optional; full class name or one starting with "."
       screen_text: [晚上好]                 # each must be in the final view tree (text or content-desc)
-      state:                               # predicates over the simulated phone's state (verify/predicates.py)
-        messages_sent: {contains: {contact: 张三, text: 晚上好}}
+      state:                               # lines over the simulated phone's state (sim/scenario.py language)
+        - 'messages_sent contains {contact: 张三, text: 晚上好}'
+        - len(messages_sent) == 1
       hook: "mypkg.checks:order_placed"    # a Python function(CheckContext) -> bool | CompletionPoint | list
       points:                              # optional named completion points, each made of the same parts
         - {name: chat with 张三 opened, screen_text: [张三], activity: .ui.chatting.ChattingUI}
-        - {name: text 晚上好 typed, state: {typed: {contains: {text: 晚上好}}}}
-        - {name: message sent, state: {messages_sent: {contains: {contact: 张三, text: 晚上好}}}}
+        - {name: text 晚上好 typed, state: ['typed contains {text: ~晚上好}']}
+        - {name: message sent, state: ['messages_sent contains {contact: 张三, text: 晚上好}']}
 
-Every part is one completion point (each screen text and each state path on its own); a named point is met when
+Every part is one completion point (each screen text and each state line on its own); a named point is met when
 all of its parts are. All points met: complete; some: partial; none: failed. A point that cannot be evaluated (a
 state predicate on a real phone, a hook that raised) is left out and says why.
 """
@@ -31,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mobile_agent.errors import ConfigError
-from mobile_agent.verify.predicates import PredicateError, evaluate, parse_predicate
+from mobile_agent.verify.state import evaluate_line, parse_check
 from mobile_agent.verify.verdict import CheckVerdict, CompletionPoint
 
 log = logging.getLogger(__name__)
@@ -45,18 +46,16 @@ class _CheckParts(BaseModel):
     app: str | None = None
     activity: str | None = None
     screen_text: list[str] = Field(default_factory=list)
-    state: dict[str, Any] | None = None
+    state: list[str] = Field(default_factory=list)
     hook: str | None = None
 
-    @field_validator("state")
+    @field_validator("state", mode="before")
     @classmethod
-    def _valid_state(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is not None:
-            try:
-                parse_predicate(value)
-            except PredicateError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+    def _valid_state(cls, value: Any) -> Any:
+        lines = [value] if isinstance(value, str) else value
+        for line in lines or []:
+            parse_check(str(line))  # ValueError names the line and what is wrong with it
+        return lines
 
     @field_validator("hook")
     @classmethod
@@ -81,6 +80,11 @@ class TaskCheck(_CheckParts):
     """What must be true at the end of a task. See the module docstring for the format."""
 
     points: list[PointCheck] = Field(default_factory=list)
+
+    @classmethod
+    def from_scenario(cls, scenario: Any) -> TaskCheck:
+        """A simulated scenario's check lines (``mobile_agent.sim.scenario.Scenario``) as a task check."""
+        return cls(state=list(scenario.checks))
 
     @classmethod
     def parse(cls, data: Any, *, path: str | None = None, line: int | None = None) -> TaskCheck:
@@ -174,29 +178,30 @@ def _evaluate_parts(
                 )
             )
     if parts.state:
-        if ctx.phone_state is None:
-            for path in parts.state:
-                points.append(
-                    CompletionPoint(
-                        f"state {path}", None, None, "no phone state: checks on state need a simulated phone"
-                    )
-                )
-        else:
+        snapshot = _snapshot(ctx)
+        for text in parts.state:
+            if snapshot is None:
+                why = "no phone state: checks on state need a simulated phone"
+                points.append(CompletionPoint(text, None, None, why))
+                continue
             ground_truth = True
-            for result in evaluate(parts.state, ctx.phone_state):
-                points.append(
-                    CompletionPoint(
-                        f"state {result.describe()}",
-                        result.met,
-                        step,
-                        f"{result.path} = {_brief(result.actual)}",
-                    )
-                )
+            holds, actual = evaluate_line(text, snapshot)
+            points.append(CompletionPoint(text, holds, step, f"actual: {_brief(actual)}"))
     if parts.hook:
         hook_points = run_hook(parts.hook, ctx)
         ground_truth = ground_truth or any(p.met is not None for p in hook_points)
         points.extend(hook_points)
     return points, ground_truth
+
+
+def _snapshot(ctx: CheckContext) -> Mapping[str, Any] | None:
+    """The phone state, with the final app and activity filled in when the snapshot lacks them."""
+    if ctx.phone_state is None:
+        return None
+    snapshot = dict(ctx.phone_state)
+    snapshot.setdefault("foreground", ctx.final_package)
+    snapshot.setdefault("activity", ctx.final_activity)
+    return snapshot
 
 
 def _known_or_not(description: str, actual: str | None, expected: str, step: int | None) -> CompletionPoint:

@@ -199,7 +199,7 @@ class Critic:
                 episode_id=episode_id,
             )
         except (ModelError, JudgeReplyError) as exc:
-            what = exc.one_line()
+            what = exc.message
             if self.fail_closed:
                 raise CriticUnavailable(
                     f"the critic at {self.name} gave no label, and it fails closed: {what}",
