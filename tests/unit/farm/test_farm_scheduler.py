@@ -260,3 +260,20 @@ def test_endpoint_gate_probes_once_and_backs_off() -> None:
     gate.report_failure()
     stop.set()
     assert gate.wait(stop) is False
+
+
+def test_a_dead_workers_phone_lease_is_taken_over(store) -> None:
+    phone = make_phones(1)[0]
+    dead = f"{socket.gethostname()}:999999:dead00"
+    assert q.lease_device(store, phone.key, phone.serial, phone.entry.adb, worker=dead, lease_s=600)
+    live_other = "elsewhere:1:abc"
+    other_phone = make_phones(2)[1]
+    assert q.lease_device(
+        store, other_phone.key, other_phone.serial, other_phone.entry.adb, worker=live_other, lease_s=600
+    )
+    run_id = enqueue(store, 3)
+    pool = run_pool(store, FakeRunner(store), [phone, other_phone], run_id)
+    assert q.run_counts(store, run_id).done == 3
+    assert {j for j in (e.phone for e in pool.events if e.kind == "done")} == {phone.serial}
+    assert any(e.kind == "busy_elsewhere" and e.phone == other_phone.serial for e in pool.events)
+    assert q.farm_device(store, other_phone.key).worker == live_other  # a live holder keeps its phone
