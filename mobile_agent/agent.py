@@ -1,7 +1,13 @@
-"""The episode loop: observe -> (popup rule | model) -> guards -> act -> settle -> record, until the task ends.
+"""The episode loop: observe -> (popup rule | wall | model) -> guards -> act -> settle -> record, until the task ends.
 
 Data moves one way through a step (see DESIGN.md). The loop owns no I/O of its own: the device, the model client,
 the store and the person at the terminal are passed in.
+
+Where a person is needed (a confirmation the policy asks for, the model's call-user / take-over, a captcha, a login
+wall, a secure screen) the loop asks ``UserChannel.ask``; when nobody can answer (a batch, --non-interactive) the
+episode pauses: it ends as ``needs_user`` with a ``pauses`` row, and ``Agent.resume`` continues the same episode.
+What the person did is recorded as a step with source ``human`` whose screenshot is the screen they left behind
+(the step before it holds the screen they were handed).
 """
 
 from __future__ import annotations
@@ -9,16 +15,28 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from mobile_agent.actions import Action, ActionKind, Outcome, Size
+from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
 from mobile_agent.device.android import AndroidDevice, Observation
-from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, ParseError
+from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, ParseError, UserError
 from mobile_agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
+from mobile_agent.loops import LoopConfig, LoopDetector, LoopGuard, dhash
 from mobile_agent.model import Geometry, HistoryTurn, ModelFamily, PromptOptions, prepare_image
 from mobile_agent.model.client import ModelClient, Reply
+from mobile_agent.safety import SafetyGate, SafetyPolicy
 from mobile_agent.store import StepRecord, StepTimings, TrajectoryStore
+from mobile_agent.store import pauses as pause_store
+from mobile_agent.takeover import (
+    Wall,
+    approval_from_reply,
+    confirmation_question,
+    detect_wall,
+    pause_kind_for_call,
+    resume_hint,
+    takeover_question,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +60,38 @@ class AgentConfig:
     prompt: PromptOptions = field(default_factory=PromptOptions)
     popup_rules: bool = True
     app_hints: bool = True
+    safety: SafetyPolicy = field(default_factory=SafetyPolicy)  # ask for every consequential action
+    loops: LoopConfig = field(default_factory=LoopConfig)
+    detect_walls: bool = True  # captcha and login screens hand over to a person
+    reserve_s: float = 1800.0  # how long a paused episode keeps its phone reserved for the person
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a resumed episode needs to run with the same settings (JSON-safe)."""
+        return {
+            "max_steps": self.max_steps,
+            "timeout_s": self.timeout_s,
+            "max_parse_retries": self.max_parse_retries,
+            "popup_rules": self.popup_rules,
+            "app_hints": self.app_hints,
+            "detect_walls": self.detect_walls,
+            "reserve_s": self.reserve_s,
+            "prompt": asdict(self.prompt),
+            "loops": asdict(self.loops),
+            "safety": self.safety.to_dict(),
+        }
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> AgentConfig:
+        plain = {
+            k: data[k] for k in ("max_steps", "timeout_s", "max_parse_retries", "popup_rules") if k in data
+        }
+        plain |= {k: data[k] for k in ("app_hints", "detect_walls", "reserve_s") if k in data}
+        return cls(
+            **plain,
+            prompt=PromptOptions(**data.get("prompt", {})),
+            loops=LoopConfig(**data.get("loops", {})),
+            safety=SafetyPolicy.from_dict(data["safety"]) if "safety" in data else SafetyPolicy(),
+        )
 
 
 @dataclass(frozen=True)
@@ -89,6 +139,14 @@ class _StepDraft:
     hierarchy: str | None = None
 
 
+@dataclass
+class _Approval:
+    """A confirmation a person gave while the episode was paused: it lets that one action through once."""
+
+    action: Action
+    screen_hash: int | None
+
+
 class _EpisodeEnd(Exception):
     def __init__(self, outcome: Outcome, detail: str | None = None, answer: str | None = None) -> None:
         super().__init__(detail or outcome)
@@ -116,8 +174,14 @@ class Agent:
         self.registry = registry
         self.config = config or AgentConfig()
         self.user = user or NoUser()
-        self.guards: list[Guard] = guards if guards is not None else [ValidityGuard()]
+        self.loops = LoopDetector(self.config.loops)
+        self.guards: list[Guard] = (
+            guards
+            if guards is not None
+            else [ValidityGuard(), SafetyGate(self.config.safety, registry), LoopGuard(self.loops)]
+        )
         self.on_step = on_step
+        self._approval: _Approval | None = None
 
     # ----- the loop ---------------------------------------------------------------------------------------------
     def run(
@@ -133,15 +197,48 @@ class Agent:
             app=app,
             meta=meta,
         )
-        self._episode_id = episode.id
+        self._begin(episode.id, task, index=0)
+        return self._loop(lambda: None)
+
+    def resume(self, episode_id: str, reply: str | None = None) -> EpisodeResult:
+        """Continue a paused (needs_user) episode: record what the person did, then carry on with the model."""
+        episode = self.store.episode(episode_id)
+        pause = pause_store.open_pause(self.store, episode.id)
+        if pause is None:
+            raise UserError(
+                f"episode {episode.id} is not waiting for a person ({episode.outcome or episode.status})",
+                "only an episode that paused as needs_user can be resumed; see `mobile-agent episodes`",
+            )
+        approved: bool | None = None
+        if pause.kind == "confirm":
+            approved = approval_from_reply(reply)
+            if approved is None:
+                raise UserError(
+                    f"episode {episode.id} waits for a yes or no: {pause.question.splitlines()[0]}",
+                    f"resume it with --reply yes or --reply no (mobile-agent resume {episode.id} --reply yes)",
+                )
+        steps = self.store.steps(episode.id)
+        pause_store.reopen_episode(self.store, episode.id)
+        pause_store.mark_resumed(self.store, pause.id, reply)
+        self._begin(episode.id, episode.task, index=(steps[-1].index + 1) if steps else 0)
+        self._history = self._rebuild_history(steps)
+        return self._loop(lambda: self._after_pause(pause, reply, approved))
+
+    def _begin(self, episode_id: str, task: str, *, index: int) -> None:
+        self._episode_id = episode_id
         self._task = task
         self._history: list[HistoryTurn] = []
         self._correction: str | None = None
         self._parse_failures = 0
-        self._index = 0
+        self._index = index
+        self._approval = None
+        self.loops.reset()
+
+    def _loop(self, first: Callable[[], None]) -> EpisodeResult:
         deadline = time.monotonic() + self.config.timeout_s
         end: _EpisodeEnd
         try:
+            first()
             while True:
                 if self._index >= self.config.max_steps:
                     raise _EpisodeEnd(Outcome.MAX_STEPS, f"no end after {self.config.max_steps} steps")
@@ -174,12 +271,20 @@ class Agent:
         obs = self.device.observe()
         draft = _StepDraft(self._index, started, obs)
         draft.timings["screenshot"] = obs.screenshot_ms
+        self._xml: str | None = None
+        self._xml_fetched = False
         if obs.secure:
-            self._secure_screen(draft)
+            self._take_over(draft, None, "secure_screen", takeover_question("secure_screen", None))
             return
         if self.config.popup_rules and self._popup_rule(draft):
             return
-        self._ask_model(draft)
+        if self.config.detect_walls and self._wall(draft):
+            return
+        screen_hash = dhash(obs.screenshot, self.config.loops.hash_size)
+        loop_hint = self.loops.hint(screen_hash, *obs.size)
+        if loop_hint:
+            draft.decisions.append(Decision("loop", Verdict.HINT, loop_hint, kind="loop"))
+        self._ask_model(draft, loop_hint)
         action = draft.action
         if action is None:  # unusable reply, already recorded
             return
@@ -190,9 +295,10 @@ class Agent:
             self._record(draft, t0)
             raise _EpisodeEnd(Outcome.ANSWERED, action.text, answer=action.text)
         if action.kind is ActionKind.CALL_USER:
-            self._call_user(draft, t0)
+            question = action.text or "The agent needs your help."
+            self._take_over(draft, t0, pause_kind_for_call(question), question)
             return
-        if not self._guarded(draft, t0):
+        if not self._guarded(draft, t0, screen_hash):
             return
         package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
@@ -201,12 +307,28 @@ class Agent:
         draft.timings["act"] = result.act_ms
         draft.timings["settle"] = result.settle_ms
         self._record(draft, t0)
+        self.loops.note(screen_hash, action)
 
     # ----- step parts -------------------------------------------------------------------------------------------
+    def _hierarchy(self) -> str | None:
+        """The view tree of this step, dumped at most once (popup rules, walls and the safety gate share it)."""
+        if not self._xml_fetched:
+            self._xml_fetched = True
+            try:
+                self._xml = self.device.hierarchy()
+            except DeviceLost:
+                raise
+            except DeviceError as exc:
+                log.warning("no view hierarchy this step: %s", exc.one_line())
+                self._xml = None
+        return self._xml
+
     def _popup_rule(self, draft: _StepDraft) -> bool:
         if self.registry is None or not draft.observation.package:
             return False
-        xml = self.device.hierarchy()
+        xml = self._hierarchy()
+        if xml is None:
+            return False
         match = self.registry.match_popup(draft.observation.package, xml)
         if match is None:
             return False
@@ -221,19 +343,34 @@ class Agent:
         self._record(draft, t0)
         return True
 
-    def _ask_model(self, draft: _StepDraft) -> None:
+    def _wall(self, draft: _StepDraft) -> bool:
+        """A captcha or a login wall: only judged when the tree is at hand already (popup rules dumped it)."""
+        if not self._xml_fetched or self._xml is None:
+            return False
+        wall: Wall | None = detect_wall(self._xml, draft.observation.package, self.registry)
+        if wall is None:
+            return False
+        draft.hierarchy = self._xml
+        draft.decisions.append(
+            Decision("takeover", Verdict.ASK, wall.evidence, kind=wall.kind, source="screen")
+        )
+        self._take_over(draft, None, wall.kind, takeover_question(wall.kind, wall.evidence))
+        return True
+
+    def _ask_model(self, draft: _StepDraft, loop_hint: str | None = None) -> None:
         obs = draft.observation
         prepared = prepare_image(obs.screenshot, self.family)
         hints = None
         if self.config.app_hints and self.registry is not None and obs.package:
             hints = self.registry.hints(obs.package)
+        correction = "; ".join(c for c in (self._correction, loop_hint) if c) or None
         messages = self.family.build_messages(
             self._task,
             self._history,
             prepared,
             options=self.config.prompt,
             hints=hints,
-            correction=self._correction,
+            correction=correction,
         )
         reply = self.client.complete(messages, episode_id=self._episode_id)
         draft.reply = reply
@@ -260,11 +397,22 @@ class Agent:
                 Outcome.error(kind), f"{self._parse_failures} unusable replies in a row: {message}"
             )
 
-    def _guarded(self, draft: _StepDraft, t0: float) -> bool:
+    def _guarded(self, draft: _StepDraft, t0: float, screen_hash: int) -> bool:
         obs = draft.observation
-        ctx = GuardContext(self._task, draft.action, Size(*obs.size), obs.package, draft.index)
+        ctx = GuardContext(
+            self._task,
+            draft.action,
+            Size(*obs.size),
+            obs.package,
+            draft.index,
+            thought=draft.thought,
+            screen_hash=screen_hash,
+            hierarchy_source=self._hierarchy,
+        )
         decisions = run_guards(self.guards, ctx)
         draft.decisions.extend(decisions)
+        if any(d.kind and d.verdict is not Verdict.HINT and d.guard != "loop" for d in decisions):
+            draft.hierarchy = self._xml  # the evidence for a safety decision goes with the step
         blocked = next((d for d in decisions if d.verdict is Verdict.BLOCK), None)
         if blocked is not None:
             if blocked.guard == "validity":
@@ -277,23 +425,52 @@ class Agent:
                 )
                 return False
             self._record(draft, t0)
-            raise _EpisodeEnd(Outcome.BLOCKED, f"{blocked.guard}: {blocked.reason}")
+            outcome = Outcome.LOOP if blocked.guard == "loop" else Outcome.BLOCKED
+            raise _EpisodeEnd(outcome, f"{blocked.guard}: {blocked.reason}")
         asked = next((d for d in decisions if d.verdict is Verdict.ASK), None)
-        if asked is not None:
-            answer = self.user.ask(f"{asked.reason}\nAllow {draft.action.describe()}? [y/N]")
-            if answer is None:
-                self._record(draft, t0)
-                raise _EpisodeEnd(Outcome.NEEDS_USER, f"needs confirmation: {asked.reason}")
-            approved = answer.strip().lower() in ("y", "yes")
-            draft.decisions.append(
-                Decision("human", Verdict.ALLOW if approved else Verdict.BLOCK, answer.strip())
-            )
-            if not approved:
-                self._record(draft, t0)
-                raise _EpisodeEnd(Outcome.BLOCKED, f"the user declined: {asked.reason}")
+        if asked is not None and not self._confirmed(draft, asked, screen_hash, t0):
+            return False
         hints = [d.reason for d in decisions if d.verdict is Verdict.HINT]
         self._correction = "; ".join(hints) if hints else None
         return True
+
+    def _confirmed(self, draft: _StepDraft, asked: Decision, screen_hash: int, t0: float) -> bool:
+        """A person's yes (now, or given when the episode was resumed). No person: the episode pauses."""
+        if self._approval is not None and self._approved_earlier(
+            draft.action, screen_hash, draft.observation.size
+        ):
+            self._approval = None
+            draft.decisions.append(Decision("human", Verdict.ALLOW, "confirmed by the person when resuming"))
+            return True
+        staged = pause_store.stage_screenshot(
+            self.store, self._episode_id, draft.index, draft.observation.screenshot
+        )
+        question = confirmation_question(asked, draft.action, staged)
+        answer = self.user.ask(question)
+        if answer is None:
+            self._record(draft, t0)
+            self._pause(
+                draft, "confirm", question, pending=draft.action, decision=asked, screen_hash=screen_hash
+            )
+        approved = approval_from_reply(answer) is True
+        draft.decisions.append(
+            Decision("human", Verdict.ALLOW if approved else Verdict.BLOCK, answer.strip())
+        )
+        if not approved:
+            self._record(draft, t0)
+            raise _EpisodeEnd(Outcome.BLOCKED, f"the user declined: {asked.reason}")
+        return True
+
+    def _approved_earlier(self, action: Action, screen_hash: int, size: Size) -> bool:
+        approval = self._approval
+        assert approval is not None
+        same = self.loops.same_action(approval.action, action, *size)
+        if approval.screen_hash is not None and action.kind in POINT_KINDS:
+            same = same and self.loops.same_screen(approval.screen_hash, screen_hash)
+        if not same:
+            log.info("the approved action was not proposed again; the approval is dropped")
+            self._approval = None
+        return same
 
     def _resolve_launch(self, draft: _StepDraft, t0: float) -> str | None:
         app = draft.action.app or ""
@@ -316,25 +493,107 @@ class Agent:
         self._unusable(draft, "unknown_app", f"unknown app {app!r}", f"there is no app called {app!r}")
         return None
 
-    def _call_user(self, draft: _StepDraft, t0: float) -> None:
-        question = draft.action.text or "The agent needs your help."
+    # ----- people -----------------------------------------------------------------------------------------------
+    def _take_over(self, draft: _StepDraft, t0: float | None, kind: str, question: str) -> None:
+        """Hand the phone (or the question) to a person: now when one answers, else pause the episode."""
+        if kind == "secure_screen":
+            draft.error_kind, draft.error = "secure_screen", "the screen is secure (black screenshot)"
+        add_history = kind != "secure_screen" and draft.action is not None
         answer = self.user.ask(question)
+        self._record(draft, t0, add_history=add_history)
         if answer is None:
-            self._record(draft, t0)
-            raise _EpisodeEnd(Outcome.NEEDS_USER, question)
-        draft.decisions.append(Decision("human", Verdict.ALLOW, f"user replied: {answer}"))
-        self._record(draft, t0)
-        self._correction = f"The user replied: {answer}"
+            self._pause(draft, kind, question)
+        self._human_step(kind, answer)
 
-    def _secure_screen(self, draft: _StepDraft) -> None:
-        draft.error_kind, draft.error = "secure_screen", "the screen is secure (black screenshot)"
-        question = (
-            "The phone shows a secure screen (payment or password). Finish it on the phone, then press Enter."
+    def _pause(
+        self,
+        draft: _StepDraft,
+        kind: str,
+        question: str,
+        *,
+        pending: Action | None = None,
+        decision: Decision | None = None,
+        screen_hash: int | None = None,
+    ) -> None:
+        pause_store.create_pause(
+            self.store,
+            pause_store.PauseRecord(
+                episode_id=self._episode_id,
+                step_index=draft.index,
+                kind=kind,
+                question=question,
+                device=self.device.serial,
+                adb_server=self.device.adb_address,
+                reserve_s=self.config.reserve_s,
+                pending_action=pending,
+                decision=decision.to_dict() if decision else None,
+                screen_hash=screen_hash,
+                context={
+                    "family": self.family.name,
+                    "model": self.client.model,
+                    "base_urls": list(self.client.endpoints),
+                    "config": self.config.snapshot(),
+                },
+            ),
         )
-        answer = self.user.ask(question)
+        first_line = question.strip().splitlines()[0] if question.strip() else kind
+        raise _EpisodeEnd(Outcome.NEEDS_USER, f"{kind}: {first_line} — {resume_hint(self._episode_id, kind)}")
+
+    def _after_pause(self, pause: pause_store.PauseInfo, reply: str | None, approved: bool | None) -> None:
+        """The first step of a resumed episode: what the person did, then back to the model."""
+        if pause.kind == "confirm":
+            verdict = Verdict.ALLOW if approved else Verdict.BLOCK
+            obs = self.device.observe()
+            draft = _StepDraft(self._index, time.time(), obs, source="human")
+            draft.thought = (
+                f"the person {'confirmed' if approved else 'declined'}: {pause.question.splitlines()[0]}"
+            )
+            draft.decisions.append(
+                Decision("human", verdict, reply or "", kind=(pause.decision or {}).get("kind"))
+            )
+            self._record(draft, None, add_history=False)
+            if not approved:
+                raise _EpisodeEnd(Outcome.BLOCKED, f"the user declined: {pause.question.splitlines()[0]}")
+            self._approval = (
+                _Approval(pause.pending_action, pause.screen_hash) if pause.pending_action else None
+            )
+            return
+        self._human_step(pause.kind, reply if reply is not None else "")
+
+    def _human_step(self, kind: str, answer: str) -> None:
+        """Record what the person did (the screen after them) and tell the model about it in the next prompt."""
+        obs = self.device.observe()
+        draft = _StepDraft(self._index, time.time(), obs, source="human")
+        said = answer.strip()
+        draft.thought = f"{kind}: the person took over" + (f" and replied: {said}" if said else "")
+        draft.decisions.append(Decision("human", Verdict.ALLOW, said or "done on the phone", kind=kind))
         self._record(draft, None, add_history=False)
-        if answer is None:
-            raise _EpisodeEnd(Outcome.NEEDS_USER, "secure screen: a person must act on the phone")
+        self._correction = (
+            f"The user replied: {said}"
+            if said
+            else "The user has acted on the phone; continue from this screen."
+        )
+
+    def _rebuild_history(self, steps: list[Any]) -> list[HistoryTurn]:
+        """The model's earlier turns, as the loop would have kept them (images only for the newest few)."""
+        usable = [
+            s
+            for s in steps
+            if str(s.action_source) == "model"
+            and s.action is not None
+            and s.error_kind is None
+            and s.raw_reply
+        ]
+        usable = usable[-max(1, self.config.prompt.max_history_turns) :]
+        with_images = max(0, self.config.prompt.history_images)
+        turns = []
+        for i, step in enumerate(usable):
+            image = None
+            path = self.store.screenshot_path(step)
+            if i >= len(usable) - with_images and path is not None and path.is_file():
+                image = prepare_image(path.read_bytes(), self.family).jpeg
+            turns.append(HistoryTurn(image=image, reply=step.raw_reply, action=step.action))
+        return turns
 
     # ----- recording --------------------------------------------------------------------------------------------
     def _record(self, draft: _StepDraft, t0: float | None, *, add_history: bool = True) -> None:

@@ -2,13 +2,17 @@
 
 Each guard looks at the proposed action and what the phone shows, and returns a ``Decision``: allow, ask a human,
 block, or allow with a hint for the next prompt. Every decision is recorded with the step.
+
+The guards themselves live next to what they know: ``ValidityGuard`` here, the safety gate in
+:mod:`mobile_agent.safety`, the loop detector in :mod:`mobile_agent.loops`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, Size
 
@@ -22,26 +26,63 @@ class Verdict(str, Enum):
 
 @dataclass(frozen=True)
 class Decision:
+    """One guard's word on one action. ``kind`` (pay, send, loop, ...), ``source`` (how it was found: manifest,
+    label, model, screen, fail_closed, policy...) and ``element`` (what sits under the tap point) are optional."""
+
     guard: str
     verdict: Verdict
     reason: str = ""
-    kind: str | None = None  # for safety decisions: pay, transfer, send, ...
+    kind: str | None = None
+    source: str | None = None
+    element: str | None = None
+    app: str | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["verdict"] = self.verdict.value
         return {k: v for k, v in d.items() if v not in (None, "")}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        return cls(
+            guard=str(data.get("guard", "")),
+            verdict=Verdict(data.get("verdict", "allow")),
+            reason=str(data.get("reason", "")),
+            kind=data.get("kind"),
+            source=data.get("source"),
+            element=data.get("element"),
+            app=data.get("app"),
+        )
 
-@dataclass(frozen=True)
+
+@dataclass
 class GuardContext:
-    """What a guard may look at. ``hierarchy`` is fetched lazily by the loop only when a guard asks for it."""
+    """What a guard may look at.
+
+    ``hierarchy()`` fetches the view tree lazily, at most once per step, through ``hierarchy_source`` (the loop
+    hands in the XML the popup rules already dumped, when they did). It returns None when the tree is unavailable.
+    """
 
     task: str
     action: Action
     screen: Size
     package: str
     step_index: int
+    thought: str = ""
+    screen_hash: int | None = None
+    hierarchy_source: Callable[[], str | None] | None = None
+    _hierarchy: str | None = field(default=None, repr=False)
+    _fetched: bool = field(default=False, repr=False)
+
+    def hierarchy(self) -> str | None:
+        if not self._fetched:
+            self._fetched = True
+            self._hierarchy = self.hierarchy_source() if self.hierarchy_source is not None else None
+        return self._hierarchy
+
+    @property
+    def hierarchy_fetched(self) -> bool:
+        return self._fetched
 
 
 class Guard(Protocol):

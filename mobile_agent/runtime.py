@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mobile_agent.agent import Agent, AgentConfig, EpisodeResult, StepEvent, UserChannel
 from mobile_agent.device.android import AndroidDevice, choose_serial
 from mobile_agent.model import get_family
 from mobile_agent.model.client import ModelClient
+from mobile_agent.safety import PolicyAction, PolicyRule, SafetyPolicy
 from mobile_agent.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,8 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_MODEL = "ui-venus-2"
 DEFAULT_FAMILY = "ui-venus-2"
 DEMO_SCENARIO = "wechat_send"
+# The demo sends one WeChat message on a simulated phone: that send is allowed, everything else consequential asks.
+DEMO_POLICY = SafetyPolicy(rules=(PolicyRule("send", PolicyAction.ALLOW, "com.tencent.mm"),))
 
 
 def load_registry(apps_dir: str | Path | None = None):
@@ -47,8 +50,16 @@ def run_task(
     on_step: Callable[[StepEvent], None] | None = None,
     store: TrajectoryStore | None = None,
     client: ModelClient | None = None,
+    safety: SafetyPolicy | None = None,
 ) -> EpisodeResult:
-    """Run one task on one phone until it ends; every step is recorded in the store."""
+    """Run one task on one phone until it ends; every step is recorded in the store.
+
+    ``safety`` overrides ``config.safety`` (default: ask before every consequential action; when ``user`` cannot
+    answer, the episode pauses as needs_user and ``mobile_agent.takeover.resume_episode`` continues it).
+    """
+    config = config or AgentConfig()
+    if safety is not None:
+        config = replace(config, safety=safety)
     adapter = get_family(family)
     serial = choose_serial(device, adb)
     if client is None:
@@ -90,6 +101,7 @@ def run_demo(
     data_dir: str | Path | None = None,
     adb_port: int | None = None,
     on_step: Callable[[StepEvent], None] | None = None,
+    safety: SafetyPolicy | None = DEMO_POLICY,
 ) -> DemoResult:
     """Start a simulated phone and the simulated model in-process and run the scenario's task end to end."""
     from mobile_agent.sim.farm import SimFarm
@@ -113,6 +125,7 @@ def run_demo(
                 family=family,
                 store=store,
                 on_step=on_step,
+                safety=safety,
             )
             location = store.describe_location()
         finally:
