@@ -55,6 +55,7 @@ class Observation:
     taken_at: float
     screenshot_ms: float
     secure: bool
+    image_size: Size | None = None  # of ``screenshot``, when the phone scaled it
 
     def image(self) -> Image.Image:
         return Image.open(io.BytesIO(self.screenshot))
@@ -149,7 +150,7 @@ class AndroidDevice:
         self.settle_options = settle or SettleOptions()
         self._client = adb_client(adb)
         self._lock = threading.RLock()
-        self._last_frame: bytes | None = None
+        self._size: Size | None = None
 
     # ----- connection -------------------------------------------------------------------------------------------
     @cached_property
@@ -225,9 +226,12 @@ class AndroidDevice:
         return self._guard(lambda: getattr(self.u2.jsonrpc, method)(*params, http_timeout=timeout))
 
     # ----- observe ----------------------------------------------------------------------------------------------
-    def screen_size(self) -> Size:
-        w, h = self._guard(lambda: self.u2.window_size())
-        return Size(int(w), int(h))
+    def screen_size(self, *, refresh: bool = False) -> Size:
+        """The screen in device pixels (cached: it changes only on rotation, which observe() notices)."""
+        if self._size is None or refresh:
+            w, h = self._guard(lambda: self.u2.window_size())
+            self._size = Size(int(w), int(h))
+        return self._size
 
     def screenshot_jpeg(self, scale: float = 1.0, quality: int = 80) -> bytes:
         data = self._rpc("takeScreenshot", scale, quality)
@@ -248,12 +252,18 @@ class AndroidDevice:
         info = self._guard(lambda: self.adb.app_current())
         return info.package, info.activity
 
-    def observe(self) -> Observation:
+    def observe(self, scale: float = 1.0) -> Observation:
+        """Screenshot + foreground app. With ``scale`` < 1 the phone shrinks the frame itself, which saves the host
+        decoding and resizing a full-resolution image on every step (the model never needs more than its working
+        size). ``Observation.size`` is always the screen in device pixels."""
         with self._lock:
             started = time.perf_counter()
-            jpeg = self.screenshot_jpeg()
+            jpeg = self.screenshot_jpeg(scale)
             shot_ms = (time.perf_counter() - started) * 1000
-            size = Size(*Image.open(io.BytesIO(jpeg)).size)
+            image_size = Size(*Image.open(io.BytesIO(jpeg)).size)
+            size = self.screen_size()
+            if (image_size.width > image_size.height) != (size.width > size.height):
+                size = self.screen_size(refresh=True)  # the phone was rotated
             try:
                 package, activity = self.foreground()
             except DeviceLost:
@@ -268,6 +278,7 @@ class AndroidDevice:
                 taken_at=time.time(),
                 screenshot_ms=shot_ms,
                 secure=is_black(jpeg),
+                image_size=image_size,
             )
 
     def hierarchy(self) -> str:

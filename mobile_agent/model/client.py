@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from mobile_agent.errors import ModelError, ModelUnavailable, UserError
 
@@ -336,7 +337,13 @@ class ModelClient:
             kwargs["extra_headers"] = headers
         if self.stream:
             return self._request_streamed(slot, kwargs)
-        response = slot.sdk.chat.completions.create(**kwargs)
+        # `post` sends the body as is: `chat.completions.create` first walks every message part against its type
+        # hints, which costs ~20 ms of CPU per step on a history of screenshots (base64 strings included).
+        body = {k: v for k, v in kwargs.items() if k not in ("extra_body", "extra_headers")}
+        body.update(self.extra_body)
+        response = slot.sdk.post(
+            "/chat/completions", cast_to=ChatCompletion, body=body, options={"headers": headers or {}}
+        )
         if not response.choices:
             raise ModelError(
                 f"the model server at {slot.shown_url} returned no choices",

@@ -94,7 +94,11 @@ def prepare_image(image: Image.Image | bytes | PreparedImage, family: ModelFamil
             raise ValueError(f"screenshot bytes are not an image Pillow can read: {exc}") from exc
     device = Size(*image.size)
     target = smart_resize(device, policy)
-    if encoded is not None and image.format == "JPEG" and device == target:
+    if encoded is not None and image.format == "JPEG" and (
+        device == target or _within_budget(device, policy)
+    ):
+        # Already small enough (the phone scaled it): send it untouched. A Qwen-style server resizes it to
+        # ``target`` itself — by at most a factor's worth of pixels per side — so that is the size the model sees.
         return PreparedImage(jpeg=encoded, size=target, device_size=device)
     if image.format == "JPEG" and target != device:
         # Lets libjpeg decode at a reduced scale: much cheaper than decoding the full frame and resizing.
@@ -105,6 +109,11 @@ def prepare_image(image: Image.Image | bytes | PreparedImage, family: ModelFamil
     out = io.BytesIO()
     frame.save(out, "JPEG", quality=policy.jpeg_quality, optimize=True)
     return PreparedImage(jpeg=out.getvalue(), size=target, device_size=device)
+
+
+def _within_budget(size: Size, policy: ImagePolicy) -> bool:
+    pixels = size.width * size.height
+    return policy.min_pixels <= pixels <= policy.max_pixels
 
 
 def image_size_of(data: bytes) -> Size:

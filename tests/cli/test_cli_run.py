@@ -205,12 +205,26 @@ def test_user_errors_are_one_line_with_exit_2(args, expected, tmp_path):
     assert result.stderr.strip().splitlines()[0].startswith("error:")
 
 
+def _listening(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
 def test_unreachable_adb_server_is_a_clear_error(tmp_path):
     port = free_port()
+    default_server_before = _listening(5037)
     result = _cli(["run", "打开设置", "--adb", f"127.0.0.1:{port}"], tmp_path, timeout=60)
     assert result.returncode == 2
     assert "adb server" in result.stderr and "hint" in result.stderr
     assert "Traceback" not in result.stderr
+    # adbutils would start a server on 5037 when the one asked for is down; we must not.
+    assert _listening(5037) == default_server_before
+    assert not _listening(port)
 
 
 def test_demo_from_a_clean_directory(tmp_path):
