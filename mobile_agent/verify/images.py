@@ -69,7 +69,7 @@ def dhash(data: bytes | Image.Image, size: int = 16) -> int:
     top = int(image.height * STATUS_BAR_SHARE)
     grey = image.crop((0, top, image.width, image.height)).convert("L")
     small = grey.resize((size + 1, size), Image.Resampling.BOX)
-    pixels = list(small.getdata())
+    pixels = small.tobytes()  # one byte per pixel in mode L
     bits = 0
     for row in range(size):
         offset = row * (size + 1)
