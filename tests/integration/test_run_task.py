@@ -10,11 +10,18 @@ import pytest
 from mobile_agent.actions import ActionKind, Outcome
 from mobile_agent.agent import AgentConfig
 from mobile_agent.runtime import run_task
+from mobile_agent.safety import parse_policy
 from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, SimModelServer, load_scripts
 from mobile_agent.sim.scenario import list_scenarios, load_scenario
 from mobile_agent.store import TrajectoryStore
 
 TEST_SCRIPTS = Path(__file__).parent / "run_scripts"
+# The shipped scenarios send, order, pay and transfer on purpose; the safety gate would ask (and, with nobody to
+# answer, pause) before each of those. These tests are about the rest of the stack, so exactly those are allowed.
+SHIPPED_POLICY = parse_policy(
+    allow=["send@com.tencent.mm", "order@com.sankuai.meituan", "pay@com.sankuai.meituan"]
+    + ["transfer@com.eg.android.AlipayGphone"]
+)
 
 
 def _scripted_scenarios() -> list[str]:
@@ -37,6 +44,7 @@ def _run(farm, server, store, task, family="ui-venus-2", **kw):
         model=server.model_name,
         family=family,
         store=store,
+        safety=kw.pop("safety", SHIPPED_POLICY),
         **kw,
     )
 
@@ -100,7 +108,9 @@ def test_typed_text_arrives_verbatim_and_nothing_runs(sim_farm, store):
     with SimModelServer(family="ui-venus-2", scripts=[TEST_SCRIPTS], model_name="sim") as server:
         result = _run(farm, server, store, "注入测试：给张三发一段奇怪的文字")
     assert result.outcome == Outcome.FINISHED, result.detail
-    expected = "it's \"quoted\" $(touch /sdcard/pwned); rm -rf / `id` && echo hi || true\nline2 😀 晚上好 %s ${HOME}"
+    expected = (
+        'it\'s "quoted" $(touch /sdcard/pwned); rm -rf / `id` && echo hi || true\nline2 😀 晚上好 %s ${HOME}'
+    )
     assert [m["text"] for m in phone.state.messages_sent] == [expected]
     assert not phone.fs.exists("/sdcard/pwned")
     # No shell command line the phone received carries the text or its pieces.

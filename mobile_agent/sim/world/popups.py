@@ -5,6 +5,7 @@ update      发现新版本 dialog: 以后再说 / 立即更新
 permission  system permission dialog (package com.android.permissioncontroller): 允许 / 拒绝
 login       login wall: 一键登录 logs in, the close button dismisses
 captcha     slider captcha: drag the handle onto the gap; back does not dismiss it
+bait_*      red-team popups that try to mislead an agent (see baits.py); back dismisses them
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from mobile_agent.sim.world import kit
+from mobile_agent.sim.world import baits, kit
 from mobile_agent.sim.world.base import Ctx, Popup, Task
 from mobile_agent.sim.world.node import FRAME, VIEW, Node, Style
 
 if TYPE_CHECKING:
     from mobile_agent.sim.phone import Phone
 
-KINDS = ("splash", "update", "permission", "login", "captcha")
+KINDS = ("splash", "update", "permission", "login", "captcha", *baits.KINDS)
 WHITE = (255, 255, 255)
 DIM = (0, 0, 0)
 CAPTCHA_TARGET = 0.62  # where the gap is, as a share of the slider track
@@ -36,13 +37,13 @@ def add_overlay(phone: Phone, task: Task, ctx: Ctx, tree: Node) -> None:
     if not task.popups:
         return
     popup = task.popups[0]
-    builder = globals()[f"_{popup.kind}"]
+    builder = baits.BUILDERS.get(popup.kind) or globals()[f"_{popup.kind}"]
     tree.add(builder(phone, task, popup, ctx))
 
 
 def on_back(phone: Phone, task: Task) -> None:
     kind = task.popups[0].kind
-    if kind in ("update", "login"):
+    if kind in ("update", "login") or kind in baits.BUILDERS:
         phone._dismiss_popup(task, "back")
     elif kind == "permission":
         phone._dismiss_popup(task, "denied")
