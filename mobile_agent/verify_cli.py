@@ -7,7 +7,6 @@ each episode's verdict (and a summary for a run) as a table or JSON.
 from __future__ import annotations
 
 import json
-import logging
 
 import typer
 from rich.console import Console
@@ -21,7 +20,6 @@ from mobile_agent.verify.judges import Judge
 from mobile_agent.verify.service import episodes_of, step_labels, verify_episode
 from mobile_agent.verify.verdict import FinalVerdict, summarize
 
-log = logging.getLogger(__name__)
 console = Console()
 
 COLOURS = {"complete": "green", "partial": "yellow", "infeasible": "cyan", "failed": "red"}

@@ -20,7 +20,7 @@ from mobile_agent.store import TrajectoryStore
 from mobile_agent.store.judgments import JudgmentRecord, judgments, latest_per_judge, record_judgment
 from mobile_agent.verify.checks import TaskCheck, run_checks
 from mobile_agent.verify.judges import PROMPT_VERSION, EpisodeView, Judge, JudgeReplyError, StepView
-from mobile_agent.verify.labels import StepEvidence, StepLabel, label_step, rule_label
+from mobile_agent.verify.labels import Label, StepEvidence, StepLabel, label_step, rule_label
 from mobile_agent.verify.verdict import (
     CheckVerdict,
     CompletionPoint,
@@ -258,8 +258,6 @@ def _record_label(
 
 def step_labels(store: TrajectoryStore, episode_id: str) -> dict[int, list[StepLabel]]:
     """Stored labels of each step (newest per source and judge), for reports."""
-    from mobile_agent.verify.labels import Label
-
     out: dict[int, list[StepLabel]] = {}
     for row in latest_per_judge(judgments(store, store.episode(episode_id).id, steps=True)):
         if row.label is None or row.step_index is None:
