@@ -38,11 +38,13 @@ def _mount_optional() -> None:
     from mobile_agent.report_cli import eval_offline_command, export_command, replay_command, report_command
     from mobile_agent.sim.cli import up_command
     from mobile_agent.sim.model_cli import model_command
+    from mobile_agent.verify_cli import verify_command
 
     app.command("replay", help="Re-run a recorded episode on a phone, comparing every screen.")(replay_command)
     app.command("report", help="Write a self-contained HTML report of an episode or a run.")(report_command)
     app.command("export", help="Export trajectories as training data (LLaMA-Factory, ms-swift).")(export_command)
     app.command("eval-offline", help="Score a model on recorded steps without a phone.")(eval_offline_command)
+    app.command("verify", help="Verify episodes: complete, partial, infeasible or failed.")(verify_command)
     app.add_typer(apps_app, name="apps", help="App manifests: list, show, verify on a phone.")
     sim_app.command("up", help="Start simulated phones and connect them to an adb server.")(up_command)
     sim_app.command("model", help="Serve the simulated model (OpenAI-compatible) on loopback.")(model_command)
