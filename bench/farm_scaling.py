@@ -72,7 +72,18 @@ def start_world(phones: int, latency_ms: int, steps: int, workdir: Path) -> tupl
     line = child.stdout.readline()
     if not line:
         raise SystemExit("the simulated farm did not start")
-    return child, json.loads(line)
+    world = json.loads(line)
+    world["pid"] = child.pid
+    return child, world
+
+
+def _child_cpu_s(pid: int) -> float:
+    """utime + stime of a process, from /proc (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
 
 
 def run_batch(world: dict, serials: list[str], tasks: int, workdir: Path, label: str) -> dict:
@@ -102,15 +113,23 @@ def run_batch(world: dict, serials: list[str], tasks: int, workdir: Path, label:
             run = store.create_run(f"{label} {phase}")
             q.enqueue_tasks(store, run.id, [q.NewTask(i, f"t{i}", f"bench drill #{i}") for i in range(count)])
             pool = WorkerPool(store, phones, runner, config=config, run_ids=[run.id])
-            started = time.perf_counter()
+            started, cpu_here, cpu_world = (
+                time.perf_counter(),
+                time.process_time(),
+                _child_cpu_s(world["pid"]),
+            )
             pool.run()
             elapsed = time.perf_counter() - started
+            cpu = (time.process_time() - cpu_here) + (_child_cpu_s(world["pid"]) - cpu_world)
             counts = q.run_counts(store, run.id)
             outcomes = {t.outcome for t in q.list_tasks(store, run.id)}
             figures[phase] = {
                 "episodes": counts.done,
                 "seconds": round(elapsed, 2),
                 "outcomes": sorted(outcomes),
+                # CPU seconds of the runtime and of the simulated world over wall seconds x cores: near 1.0 means
+                # the machine, not the scheduler, is the limit.
+                "cpu_utilisation": round(cpu / (elapsed * (os.cpu_count() or 1)), 3),
             }
         runner.close()
     measured = figures["measured"]

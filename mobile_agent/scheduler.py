@@ -826,7 +826,8 @@ class AgentRunner:
         self.phone_state = phone_state
         self._cap = threading.BoundedSemaphore(model.global_in_flight) if model.global_in_flight else None
         self._clients: dict[str, CappedClient] = {}
-        self._lock = threading.Lock()
+        self._devices: dict[str, Any] = {}
+        self._lock = threading.RLock()
 
     @property
     def registry(self) -> Any:
@@ -876,7 +877,11 @@ class AgentRunner:
         claim, spec = job.claim, job.claim.spec
         family = get_family(spec.get("family") or self.model.family)
         client = self.client(spec.get("model"))
-        device = AndroidDevice(job.phone.serial, adb=job.phone.adb)
+        # One device object per phone across episodes: its u2 connection is set up once, not per episode.
+        with self._lock:
+            device = self._devices.pop(job.phone.key, None) or AndroidDevice(
+                job.phone.serial, adb=job.phone.adb
+            )
         self._reset(device, ResetMode(spec.get("reset") or self.defaults.reset), claim.app)
         config = AgentConfig(
             max_steps=int(spec.get("max_steps") or self.defaults.max_steps),
@@ -902,8 +907,11 @@ class AgentRunner:
             on_step=lambda event: job.on_step(event.index, event.episode_id),
         )
         result = agent.run(claim.task, run_id=claim.run_id, app=claim.app, meta=meta)
-        if spec.get("check") and outcome_failure(result.outcome) is None:
-            self._verify(device, job.phone, result.episode_id, spec["check"])
+        if outcome_failure(result.outcome) is None:
+            if spec.get("check"):
+                self._verify(device, job.phone, result.episode_id, spec["check"])
+            with self._lock:
+                self._devices[job.phone.key] = device  # kept only while the phone behaves
         return JobResult(result.episode_id, str(result.outcome), result.detail, result.steps)
 
     def _reset(self, device: Any, mode: ResetMode, app: str | None) -> None:

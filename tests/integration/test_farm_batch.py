@@ -164,13 +164,27 @@ def test_devices_and_runs_commands(sim_farm, tmp_path: Path) -> None:
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps({"task": f"farm drill {i}"}) + "\n" for i in range(4)), "utf-8")
     db = f"sqlite:///{tmp_path / 'cli.db'}"
-    with model_server(tmp_path) as server:
+    with model_server(tmp_path, latency_ms=150) as server:
         batch = runner.invoke(
             app,
-            ["batch", str(tasks), "--devices", str(devices), "--db", db, "--base-url", server.base_url, "-q"],
+            [
+                "batch",
+                str(tasks),
+                "--devices",
+                str(devices),
+                "--db",
+                db,
+                "--base-url",
+                server.base_url,
+                "-q",
+                "--max-in-flight",
+                "1",
+            ],
         )
+        peak = server.peak_in_flight
     assert batch.exit_code == 0, batch.output
     assert "finished (unverified): 4" in batch.output
+    assert peak == 1  # two phones, but one model request at a time (the global cap)
 
     runs = runner.invoke(app, ["runs", "--db", db, "--json"])
     [run] = json.loads(runs.stdout)

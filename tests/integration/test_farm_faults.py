@@ -108,7 +108,7 @@ def run_library_batch(
 def test_a_phone_dropped_mid_episode_is_retried_elsewhere_and_quarantined(sim_farm, tmp_path: Path) -> None:
     farm = sim_farm(4)
     devices = write_devices(tmp_path / "devices.yaml", farm)
-    tasks = write_tasks(tmp_path / "tasks.jsonl", 24)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", 16)
     victim = farm.serials[0]
     dropped = threading.Event()
     victim_task: list[int] = []
@@ -128,9 +128,9 @@ def test_a_phone_dropped_mid_episode_is_retried_elsewhere_and_quarantined(sim_fa
         run_id, pool = run_library_batch(store, devices, tasks, model, config, on_event)
         assert dropped.is_set()
         counts = q.run_counts(store, run_id)
-        assert counts == q.RunCounts(done=24), counts
+        assert counts == q.RunCounts(done=16), counts
         per_task = result_episodes(store, run_id)
-        assert len(per_task) == 24 and set(per_task.values()) == {1}
+        assert len(per_task) == 16 and set(per_task.values()) == {1}
 
         [task] = [t for t in q.list_tasks(store, run_id) if t.id == victim_task[0]]
         assert task.attempts == 2 and task.device_failures == 1 and task.outcome == "finished"
@@ -145,7 +145,7 @@ def test_a_phone_dropped_mid_episode_is_retried_elsewhere_and_quarantined(sim_fa
         assert all(not i.quarantined for i in q.farm_devices(store) if i.serial != victim)
         summary = summarize_run(store, run_id)
         assert summary.quarantined == [victim] and summary.retries == 1
-        assert victim not in summary.by_phone or sum(summary.by_phone[victim].values()) < 24
+        assert victim not in summary.by_phone or sum(summary.by_phone[victim].values()) < 16
         assert store.check_integrity() == []
 
 
@@ -213,7 +213,7 @@ def test_model_endpoint_outage_waits_and_retries(sim_farm, tmp_path: Path, free_
 def test_kill_9_mid_batch_then_resume(sim_farm, tmp_path: Path) -> None:
     farm = sim_farm(6)
     devices = write_devices(tmp_path / "devices.yaml", farm)
-    tasks = write_tasks(tmp_path / "tasks.jsonl", 36)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", 24)
     db = f"sqlite:///{tmp_path / 'replays' / 'farm.db'}"
     with SimModelServer(family="ui-venus-2", scripts=[scripts(tmp_path)], latency_ms=60) as server:
         common = ["--devices", str(devices), "--db", db, "--reset", "home", "--json"]
@@ -265,15 +265,15 @@ def test_kill_9_mid_batch_then_resume(sim_farm, tmp_path: Path) -> None:
         )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads(resumed.stdout)
-    assert summary["tasks"]["done"] == 36 and summary["by_outcome"] == {"finished": 36}
+    assert summary["tasks"]["done"] == 24 and summary["by_outcome"] == {"finished": 24}
     with TrajectoryStore.open(db) as store:
         per_task = result_episodes(store, run_id)
-        assert len(per_task) == 36 and set(per_task.values()) == {1}  # nothing redone, nothing duplicated
+        assert len(per_task) == 24 and set(per_task.values()) == {1}  # nothing redone, nothing duplicated
         episodes = store.list_episodes(run_id=run_id, limit=None)
         assert all(e.status is EpisodeStatus.ENDED for e in episodes)
         interrupted = [e for e in episodes if e.outcome == "interrupted"]
         assert {e.id for e in interrupted} >= {e.id for e in left_running}
-        assert len(episodes) == 36 + len(interrupted)
+        assert len(episodes) == 24 + len(interrupted)
         assert store.run(run_id).status.value == "ended"
         assert store.check_integrity() == []
         assert all(not info.busy() for info in q.farm_devices(store))
