@@ -246,9 +246,17 @@ def target_at(tree: ViewTree, point: Point) -> TapTarget | None:
     if node is not None and id(node) in by_node:
         target = by_node[id(node)]
     candidates = list(dict.fromkeys(chain))
-    for child in _own_descendants(target.node):
-        if id(child) in by_node:
-            candidates.append(by_node[id(child)])
+    labelled = [
+        by_node[id(child)]
+        for child in _own_descendants(target.node)
+        if id(child) in by_node and (by_node[id(child)].text.strip() or by_node[id(child)].content_desc.strip())
+    ]
+    # A control with one label is named by it wherever the finger lands (a button's padding); a composite row
+    # (name, preview, time) is named only by the labels under the finger, so a preview text never names the row.
+    if len(labelled) == 1:
+        candidates += labelled
+    else:
+        candidates += [e for e in labelled if _contains(e, point)]
     return TapTarget(target, tuple(dict.fromkeys(candidates)))
 
 
