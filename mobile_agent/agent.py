@@ -351,6 +351,7 @@ class Agent:
         if wall is None:
             return False
         draft.hierarchy = self._xml
+        draft.source, draft.thought = "rule", wall.evidence
         draft.decisions.append(
             Decision("takeover", Verdict.ASK, wall.evidence, kind=wall.kind, source="screen")
         )
@@ -551,14 +552,33 @@ class Agent:
             draft.decisions.append(
                 Decision("human", verdict, reply or "", kind=(pause.decision or {}).get("kind"))
             )
-            self._record(draft, None, add_history=False)
-            if not approved:
+            if not approved or pause.pending_action is None:
+                self._record(draft, None, add_history=False)
                 raise _EpisodeEnd(Outcome.BLOCKED, f"the user declined: {pause.question.splitlines()[0]}")
-            self._approval = (
-                _Approval(pause.pending_action, pause.screen_hash) if pause.pending_action else None
-            )
+            self._perform_approved(draft, pause)
             return
         self._human_step(pause.kind, reply if reply is not None else "")
+
+    def _perform_approved(self, draft: _StepDraft, pause: pause_store.PauseInfo) -> None:
+        """Do the action the person approved, if the phone still shows the screen it was approved on; otherwise
+        the model decides again on the new screen and the approval holds for that same action once."""
+        action = pause.pending_action
+        assert action is not None
+        screen_hash = dhash(draft.observation.screenshot, self.config.loops.hash_size)
+        if pause.screen_hash is not None and not self.loops.same_screen(pause.screen_hash, screen_hash):
+            draft.thought += " (the screen changed since; the model is asked again)"
+            self._record(draft, None, add_history=False)
+            self._approval = _Approval(action, None)
+            return
+        draft.action = action
+        t0 = time.perf_counter()
+        package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
+        if action.kind is ActionKind.LAUNCH and package is None:
+            return
+        result = self.device.perform(action, package=package)
+        draft.timings["act"] = result.act_ms
+        draft.timings["settle"] = result.settle_ms
+        self._record(draft, t0, add_history=False)
 
     def _human_step(self, kind: str, answer: str) -> None:
         """Record what the person did (the screen after them) and tell the model about it in the next prompt."""
