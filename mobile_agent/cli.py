@@ -35,15 +35,29 @@ app.add_typer(sim_app, name="sim")
 def _mount_optional() -> None:
     """Sub-commands that live in their own modules."""
     from mobile_agent.apps_cli import apps_app
+    from mobile_agent.farm_cli import batch_command, devices_app, runs_app, submit_command, worker_command
     from mobile_agent.report_cli import eval_offline_command, export_command, replay_command, report_command
     from mobile_agent.sim.cli import up_command
     from mobile_agent.sim.model_cli import model_command
     from mobile_agent.verify_cli import verify_command
 
-    app.command("replay", help="Re-run a recorded episode on a phone, comparing every screen.")(replay_command)
+    app.command("replay", help="Re-run a recorded episode on a phone, comparing every screen.")(
+        replay_command
+    )
     app.command("report", help="Write a self-contained HTML report of an episode or a run.")(report_command)
-    app.command("export", help="Export trajectories as training data (LLaMA-Factory, ms-swift).")(export_command)
+    app.command("export", help="Export trajectories as training data (LLaMA-Factory, ms-swift).")(
+        export_command
+    )
     app.command("eval-offline", help="Score a model on recorded steps without a phone.")(eval_offline_command)
+    app.command("batch", help="Run a task file across many phones with retries, quarantine and resume.")(
+        batch_command
+    )
+    app.command("submit", help="Enqueue a task file in a shared database for workers on several hosts.")(
+        submit_command
+    )
+    app.command("worker", help="Serve this host's phones from a shared task queue.")(worker_command)
+    app.add_typer(devices_app, name="devices", help="Phones: state, health checks, preparation.")
+    app.add_typer(runs_app, name="runs", help="Batch runs and their progress, from any host.")
     app.command("verify", help="Verify episodes: complete, partial, infeasible or failed.")(verify_command)
     app.add_typer(apps_app, name="apps", help="App manifests: list, show, verify on a phone.")
     sim_app.command("up", help="Start simulated phones and connect them to an adb server.")(up_command)
