@@ -249,7 +249,8 @@ def target_at(tree: ViewTree, point: Point) -> TapTarget | None:
     labelled = [
         by_node[id(child)]
         for child in _own_descendants(target.node)
-        if id(child) in by_node and (by_node[id(child)].text.strip() or by_node[id(child)].content_desc.strip())
+        if id(child) in by_node
+        and (by_node[id(child)].text.strip() or by_node[id(child)].content_desc.strip())
     ]
     # A control with one label is named by it wherever the finger lands (a button's padding); a composite row
     # (name, preview, time) is named only by the labels under the finger, so a preview text never names the row.

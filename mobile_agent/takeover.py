@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mobile_agent.safety import SafetyPolicy
 
 CAPTCHA_TEXT = re.compile(
-    r"请完成(安全)?验证|安全验证|拖动(下方)?滑块|向右(拖动|滑动)|滑动验证|拼图|点击.*(图中|依次)|人机验证|"
+    r"请完成(安全)?验证|安全验证|拖动(下方)?滑块|滑块验证|向右(拖动|滑动)|滑动验证|拼图|点击.*(图中|依次)|人机验证|"
     r"captcha|i'?m not a robot|verify you are human|slide to verify",
     re.IGNORECASE,
 )

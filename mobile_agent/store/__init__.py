@@ -4,9 +4,9 @@ Modules that add tables declare them on ``schema.Base`` and are imported here, s
 creates them.
 """
 
+import mobile_agent.store.pauses  # noqa: F401 - registers the pauses table on Base
 import mobile_agent.store.queue  # noqa: F401 - registers the task-queue tables on Base
 from mobile_agent.store import judgments  # noqa: F401 - registers the judgments table on Base
-from mobile_agent.store import pauses  # noqa: F401 - registers the pauses table on Base
 from mobile_agent.store.records import (
     ActionSource,
     DeviceInfo,
