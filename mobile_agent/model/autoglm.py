@@ -10,33 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key
-from mobile_agent.model.base import (
-    CoordinateSpace,
-    Geometry,
-    HistoryTurn,
-    ModelFamily,
-    Parsed,
-    PromptOptions,
-    Screenshot,
-    hints_block,
-    image_part,
-    text_part,
-)
-from mobile_agent.model.syntax import (
-    Call,
-    clean_reply,
-    extract_call,
-    fail,
-    join_reasoning,
-    parse_call,
-    split_think,
-    tag_body,
-)
+from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily, Parsed, PromptContext, text_part
+from mobile_agent.model.syntax import Call, fail, parse_first_call, split_reply, tag_body
 
 SYSTEM_PROMPT = """The current date: {today}
 # Setup
@@ -96,38 +75,24 @@ class AutoGLM(ModelFamily):
     supported_kinds = frozenset(ActionKind) - {ActionKind.DRAG, ActionKind.ANSWER}
     format_reminder = '<think>..</think><answer>do(action="...", ...) or finish(message="...")</answer>'
 
-    def build_messages(
-        self,
-        task: str,
-        history: Sequence[HistoryTurn],
-        screenshot: Screenshot,
-        *,
-        options: PromptOptions | None = None,
-        hints: str | None = None,
-        correction: str | None = None,
-    ) -> list[dict[str, Any]]:
-        options = options or PromptOptions()
-        current = self.prepare(screenshot)
-        skipped, kept, _ = self.bounded_history(history, options)
-        system = SYSTEM_PROMPT.format(today=date.today().strftime("%Y-%m-%d, %A"), hints=hints_block(hints))
+    def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
+        today = date.today().strftime("%Y-%m-%d, %A")
+        system = SYSTEM_PROMPT.format(today=today, hints=prompt.hints_block())
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
-        screen_info = json.dumps({"current_app": options.current_app or "unknown"}, ensure_ascii=False)
-        first_text = task if not skipped else f"{task}\n\n({skipped} earlier steps are not shown.)"
-        for index, turn in enumerate(kept):
+        current_app = prompt.options.current_app or "unknown"
+        screen_info = json.dumps({"current_app": current_app}, ensure_ascii=False)
+        first_text = prompt.task + prompt.skipped_note()
+        for index, turn in enumerate(prompt.turns):
             label = first_text if index == 0 else "** Screen Info **"
             messages.append({"role": "user", "content": [text_part(f"{label}\n\n{screen_info}")]})
             messages.append({"role": "assistant", "content": turn.reply})
-        label = first_text if not kept else "** Screen Info **"
-        content = [image_part(current), text_part(f"{label}\n\n{screen_info}")]
-        if correction:
-            content.append(text_part(self.correction_text(correction)))
+        label = first_text if not prompt.turns else "** Screen Info **"
+        content = [prompt.screenshot_part(), text_part(f"{label}\n\n{screen_info}")]
         messages.append({"role": "user", "content": content})
         return messages
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
-        raw = join_reasoning(text, reasoning)
-        cleaned = clean_reply(raw)
-        thought, rest = split_think(cleaned)
+        raw, thought, rest = split_reply(text, reasoning)
         body = tag_body(rest, "answer")
         if body is None:  # no tags: the reference takes everything from the first do(/finish( marker
             marker = _ACTION_MARKERS.search(rest)
@@ -136,10 +101,9 @@ class AutoGLM(ModelFamily):
             if not thought:
                 thought = rest[: marker.start()].strip()
             body = rest[marker.start() :]
-        expr = extract_call(body)
-        if not expr:
-            raise fail("the <answer> block holds no do(...) or finish(...)", raw)
-        call = parse_call(expr, raw, _DO_TEXT_KEYS)
+        call = parse_first_call(
+            body, raw, "the <answer> block holds no do(...) or finish(...)", _DO_TEXT_KEYS
+        )
         return Parsed(self._action_of(call, geometry), thought)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:

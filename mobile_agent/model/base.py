@@ -1,16 +1,17 @@
 """What every model family provides: prompt building, reply parsing, reply formatting, and its coordinates.
 
 A family is stateless; one instance serves every episode. ``build_messages`` turns (task, bounded history,
-current screenshot) into OpenAI chat messages; ``parse`` turns the model's reply into an ``Action`` in device
-pixels; ``format`` is the inverse of ``parse`` (the exact text the model would write for an action), which the
-simulated model endpoint and the property tests use.
+current screenshot) into OpenAI chat messages: the base class bounds the history, prepares the screenshot and
+adds the correction after a parse failure; the family's ``compose_messages`` lays out the rest. ``parse``
+turns the model's reply into an ``Action`` in device pixels; ``format`` is the inverse of ``parse`` (the exact
+text the model would write for an action), which the simulated model endpoint and the property tests use.
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -69,6 +70,37 @@ class Parsed:
 Screenshot = Image.Image | bytes | PreparedImage
 
 
+@dataclass(frozen=True)
+class PromptContext:
+    """What one step's prompt is made of, once the family's image policy and history bounds are applied."""
+
+    task: str
+    screenshot: PreparedImage  # the current screen, prepared for the family
+    skipped: int  # earlier turns left out of the prompt
+    turns: Sequence[HistoryTurn]  # the kept turns, oldest first
+    image_turns: int  # how many of the newest kept turns are sent with their screenshot
+    options: PromptOptions
+    hints: str | None = None
+
+    def screenshot_part(self) -> dict[str, Any]:
+        return image_part(self.screenshot)
+
+    def turns_with_images(self) -> Iterator[tuple[HistoryTurn, dict[str, Any] | None]]:
+        """Each kept turn with its screenshot as a message part, or None when its image is not sent."""
+        first_with_image = len(self.turns) - self.image_turns
+        for index, turn in enumerate(self.turns):
+            if index >= first_with_image and turn.image:
+                yield turn, image_part(turn.image)
+            else:
+                yield turn, None
+
+    def hints_block(self, title: str = "App knowledge") -> str:
+        return hints_block(self.hints, title)
+
+    def skipped_note(self) -> str:
+        return f"\n\n({self.skipped} earlier steps are not shown.)" if self.skipped else ""
+
+
 def _axis_to_device(value: float, model_extent: int, device_extent: int) -> int:
     # The model names a cell of the model grid; we act at the device pixel under that cell's centre.
     if isinstance(value, int):
@@ -99,7 +131,6 @@ class ModelFamily(ABC):
     format_reminder: str = ""
 
     # ----- the interface -------------------------------------------------------------------------------------
-    @abstractmethod
     def build_messages(
         self,
         task: str,
@@ -109,7 +140,20 @@ class ModelFamily(ABC):
         options: PromptOptions | None = None,
         hints: str | None = None,
         correction: str | None = None,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[dict[str, Any]]:
+        """One step's chat messages; a ``correction`` (why the last reply failed) ends the last user turn."""
+        options = options or PromptOptions()
+        current = self.prepare(screenshot)
+        skipped, kept, image_turns = self.bounded_history(history, options)
+        prompt = PromptContext(task, current, skipped, kept, image_turns, options, hints)
+        messages = self.compose_messages(prompt)
+        if correction:
+            messages[-1]["content"].append(text_part(self.correction_text(correction)))
+        return messages
+
+    @abstractmethod
+    def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
+        """The family's messages; the last is the user turn with the current screenshot (a list of parts)."""
 
     @abstractmethod
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed: ...
@@ -209,6 +253,7 @@ __all__ = [
     "HistoryTurn",
     "ModelFamily",
     "Parsed",
+    "PromptContext",
     "PromptOptions",
     "Screenshot",
     "hints_block",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key, Point
@@ -22,14 +21,11 @@ from mobile_agent.model.base import (
     HistoryTurn,
     ModelFamily,
     Parsed,
-    PromptOptions,
-    Screenshot,
-    hints_block,
-    image_part,
+    PromptContext,
     text_part,
 )
 from mobile_agent.model.images import ImagePolicy
-from mobile_agent.model.syntax import Call, clean_reply, fail, join_reasoning, split_think, tag_body
+from mobile_agent.model.syntax import Call, clean_reply, fail, split_reply, split_think, tag_body
 from mobile_agent.model.uitars import scroll_end
 
 TOOL_NAME = "mobile_use"
@@ -141,36 +137,26 @@ class QwenVL(ModelFamily):
         self.coordinate_space = coordinate_space
         self.image_policy = image_policy
 
-    def build_messages(
-        self,
-        task: str,
-        history: Sequence[HistoryTurn],
-        screenshot: Screenshot,
-        *,
-        options: PromptOptions | None = None,
-        hints: str | None = None,
-        correction: str | None = None,
-    ) -> list[dict[str, Any]]:
-        options = options or PromptOptions()
-        current = self.prepare(screenshot)
+    def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
         if self.coordinate_space is CoordinateSpace.IMAGE_PIXELS:
-            note = f"The screen's resolution is {current.size.width}x{current.size.height}."
+            size = prompt.screenshot.size
+            note = f"The screen's resolution is {size.width}x{size.height}."
         else:
             note = "Coordinates are integers 0-999 relative to the screenshot, (0, 0) at the top-left."
         tools = json.dumps(_tool_schema(note), ensure_ascii=False)
-        system = SYSTEM_PROMPT.format(tools=tools, hints=hints_block(hints))
-        skipped, kept, _ = self.bounded_history(history, options)
-        steps = [f"Step {skipped + i + 1}: {self._step_summary(turn)}" for i, turn in enumerate(kept)]
+        system = SYSTEM_PROMPT.format(tools=tools, hints=prompt.hints_block())
+        steps = [
+            f"Step {prompt.skipped + i + 1}: {self._step_summary(turn)}"
+            for i, turn in enumerate(prompt.turns)
+        ]
         progress = "; ".join(steps) if steps else "none yet"
-        if skipped:
-            progress = f"({skipped} earlier steps not shown) {progress}"
+        if prompt.skipped:
+            progress = f"({prompt.skipped} earlier steps not shown) {progress}"
         user_text = (
-            f"The user query: {task}\n"
+            f"The user query: {prompt.task}\n"
             f"Task progress (You have done the following operation on the current device): {progress}"
         )
-        content = [text_part(user_text), image_part(current)]
-        if correction:
-            content.append(text_part(self.correction_text(correction)))
+        content = [text_part(user_text), prompt.screenshot_part()]
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
     @staticmethod
@@ -183,8 +169,7 @@ class QwenVL(ModelFamily):
         return " ".join(clean_reply(turn.reply).split())[:200] or "(empty reply)"
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
-        raw = join_reasoning(text, reasoning)
-        thought, rest = split_think(clean_reply(raw))
+        raw, thought, rest = split_reply(text, reasoning)
         thought, rest = (thought, rest) if thought else split_think(rest, "<thinking>", "</thinking>")
         start = rest.find("<tool_call>")
         if start < 0:

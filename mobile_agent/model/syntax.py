@@ -11,7 +11,7 @@ import ast
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from mobile_agent.errors import ParseError
 
@@ -57,6 +57,19 @@ def split_think(text: str, open_tag: str = "<think>", close_tag: str = "</think>
     open_at = head.find(open_tag)
     thought = head[open_at + len(open_tag) :] if open_at >= 0 else head
     return thought.strip(), text[close_at + len(close_tag) :]
+
+
+class ReplyParts(NamedTuple):
+    raw: str  # the reply with any separately returned reasoning put back in front: what errors quote
+    thought: str
+    rest: str  # what follows the thinking, cleaned of box tokens and code fences
+
+
+def split_reply(text: str, reasoning: str | None = None) -> ReplyParts:
+    """Where every family's parse starts: join the reasoning back, clean the reply, split off the thinking."""
+    raw = join_reasoning(text, reasoning)
+    thought, rest = split_think(clean_reply(raw))
+    return ReplyParts(raw, thought, rest)
 
 
 def tag_body(text: str, tag: str) -> str | None:
@@ -224,6 +237,14 @@ def parse_call(expr: str, reply: str, text_keys: frozenset[str] = frozenset()) -
     raise fail(f"{name}: arguments are not Python literals: {src!r:.120}", reply)
 
 
+def parse_first_call(text: str, reply: str, missing: str, text_keys: frozenset[str] = frozenset()) -> Call:
+    """The first action call in ``text`` (see ``extract_call``), parsed; ParseError ``missing`` when none."""
+    expr = extract_call(text)
+    if not expr:
+        raise fail(missing, reply)
+    return parse_call(expr, reply, text_keys)
+
+
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -246,12 +267,15 @@ def py_str(value: str) -> str:
 __all__ = [
     "Call",
     "PARSE_HINT",
+    "ReplyParts",
     "clean_reply",
     "extract_call",
     "fail",
     "join_reasoning",
     "parse_call",
+    "parse_first_call",
     "py_str",
+    "split_reply",
     "split_think",
     "tag_body",
     "to_pair",

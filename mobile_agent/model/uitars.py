@@ -14,33 +14,12 @@ back as a scroll in the direction of its dominant axis.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key, Point
-from mobile_agent.model.base import (
-    CoordinateSpace,
-    Geometry,
-    HistoryTurn,
-    ModelFamily,
-    Parsed,
-    PromptOptions,
-    Screenshot,
-    hints_block,
-    image_part,
-    text_part,
-)
+from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily, Parsed, PromptContext
 from mobile_agent.model.images import ImagePolicy
-from mobile_agent.model.syntax import (
-    Call,
-    clean_reply,
-    extract_call,
-    fail,
-    join_reasoning,
-    parse_call,
-    py_str,
-    split_think,
-)
+from mobile_agent.model.syntax import Call, fail, parse_first_call, py_str, split_reply
 
 PROMPT = """You are a GUI agent. You are given a task and your action history, with screenshots. You need to \
 perform the next action to complete the task.
@@ -110,51 +89,27 @@ class UITars(ModelFamily):
     def __init__(self, language: str = "Chinese") -> None:
         self.language = language
 
-    def build_messages(
-        self,
-        task: str,
-        history: Sequence[HistoryTurn],
-        screenshot: Screenshot,
-        *,
-        options: PromptOptions | None = None,
-        hints: str | None = None,
-        correction: str | None = None,
-    ) -> list[dict[str, Any]]:
-        options = options or PromptOptions()
-        current = self.prepare(screenshot)
-        skipped, kept, n_images = self.bounded_history(history, options)
-        prompt = PROMPT.format(
-            language=self.language, task=task, hints=hints_block(hints).replace("###", "-")
-        )
-        if skipped:
-            prompt += f"\n\n({skipped} earlier steps are not shown.)"
-        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-        first_image = len(kept) - n_images
-        for index, turn in enumerate(kept):
-            if index >= first_image and turn.image:
-                messages.append({"role": "user", "content": [image_part(turn.image)]})
-            else:
-                messages.append({"role": "user", "content": "(screenshot omitted)"})
+    def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
+        hints = prompt.hints_block().replace("###", "-")
+        text = PROMPT.format(language=self.language, task=prompt.task, hints=hints) + prompt.skipped_note()
+        messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
+        for turn, image in prompt.turns_with_images():
+            messages.append({"role": "user", "content": [image] if image else "(screenshot omitted)"})
             messages.append({"role": "assistant", "content": turn.reply})
-        content = [image_part(current)]
-        if correction:
-            content.append(text_part(self.correction_text(correction)))
-        messages.append({"role": "user", "content": content})
+        messages.append({"role": "user", "content": [prompt.screenshot_part()]})
         return messages
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
-        raw = join_reasoning(text, reasoning)
-        thought, rest = split_think(clean_reply(raw))
+        raw, thought, rest = split_reply(text, reasoning)
         # The first "Action:" starting a line; text arguments are escaped, so they cannot start a line.
         label = _ACTION_LINE.search(rest) or _ACTION_LABEL.search(rest)
         if label is None:
             raise fail("no 'Action:' line in the reply", raw)
         if not thought:
             thought = _THOUGHT_LABEL.sub("", rest[: label.start()]).strip()
-        expr = extract_call(rest[label.end() :])
-        if not expr:
-            raise fail("the 'Action:' line holds no action call", raw)
-        call = parse_call(expr, raw, _TEXT_KEYS)
+        call = parse_first_call(
+            rest[label.end() :], raw, "the 'Action:' line holds no action call", _TEXT_KEYS
+        )
         return Parsed(self._action_of(call, geometry), thought)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:

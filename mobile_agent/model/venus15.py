@@ -7,19 +7,10 @@ History follows the reference: one user message holding the task, the earlier st
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind
-from mobile_agent.model.base import (
-    Geometry,
-    HistoryTurn,
-    PromptOptions,
-    Screenshot,
-    hints_block,
-    image_part,
-    text_part,
-)
+from mobile_agent.model.base import Geometry, PromptContext, text_part
 from mobile_agent.model.images import ImagePolicy
 from mobile_agent.model.syntax import clean_reply, split_think, tag_body
 from mobile_agent.model.venus2 import VenusFamily
@@ -83,29 +74,14 @@ class UIVenus15(VenusFamily):
     supported_kinds = frozenset(ActionKind) - {ActionKind.DOUBLE_TAP, ActionKind.ANSWER}
     format_reminder = "<think>..</think><action> one action call </action><conclusion>..</conclusion>"
 
-    def build_messages(
-        self,
-        task: str,
-        history: Sequence[HistoryTurn],
-        screenshot: Screenshot,
-        *,
-        options: PromptOptions | None = None,
-        hints: str | None = None,
-        correction: str | None = None,
-    ) -> list[dict[str, Any]]:
-        options = options or PromptOptions()
-        current = self.prepare(screenshot)
-        skipped, kept, _ = self.bounded_history(history, options)
-        lines = [f"Step {skipped + i}: {step_line(turn.reply)}" for i, turn in enumerate(kept)]
-        if skipped:
-            lines.insert(0, f"（前 {skipped} 步已省略）")
-        prompt = USER_PROMPT.format(
-            task=task, previous="\n".join(lines), hints=hints_block(hints, "应用知识")
+    def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
+        lines = [f"Step {prompt.skipped + i}: {step_line(turn.reply)}" for i, turn in enumerate(prompt.turns)]
+        if prompt.skipped:
+            lines.insert(0, f"（前 {prompt.skipped} 步已省略）")
+        text = USER_PROMPT.format(
+            task=prompt.task, previous="\n".join(lines), hints=prompt.hints_block("应用知识")
         )
-        content = [text_part(prompt), image_part(current)]
-        if correction:
-            content.append(text_part(self.correction_text(correction)))
-        return [{"role": "user", "content": content}]
+        return [{"role": "user", "content": [text_part(text), prompt.screenshot_part()]}]
 
     def format(self, action: Action, geometry: Geometry, thought: str = "") -> str:
         call = self.format_call(action, geometry)

@@ -7,34 +7,12 @@ and the current turn is "Current Screenshot:" with the image. Unlike the referen
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key
-from mobile_agent.model.base import (
-    CoordinateSpace,
-    Geometry,
-    HistoryTurn,
-    ModelFamily,
-    Parsed,
-    PromptOptions,
-    Screenshot,
-    hints_block,
-    image_part,
-    text_part,
-)
+from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily, Parsed, PromptContext, text_part
 from mobile_agent.model.images import ImagePolicy
-from mobile_agent.model.syntax import (
-    Call,
-    clean_reply,
-    extract_call,
-    fail,
-    join_reasoning,
-    parse_call,
-    py_str,
-    split_think,
-    tag_body,
-)
+from mobile_agent.model.syntax import Call, fail, parse_first_call, py_str, split_reply, tag_body
 
 _ACTIONS = """\
 - Click(point=(x1, y1))
@@ -114,15 +92,12 @@ class VenusFamily(ModelFamily):
     point_arg_names: tuple[str, ...] = ("point", "box")
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
-        raw = join_reasoning(text, reasoning)
-        thought, rest = split_think(clean_reply(raw))
+        raw, thought, rest = split_reply(text, reasoning)
         body = tag_body(rest, "action")
         if body is None:  # thinking disabled or tags dropped: accept a bare call after the thinking
             body = rest
-        expr = extract_call(body)
-        if not expr:
-            raise fail("no <action>...</action> with an action call in the reply", raw)
-        call = parse_call(expr, raw, _TEXT_KEYS)
+        missing = "no <action>...</action> with an action call in the reply"
+        call = parse_first_call(body, raw, missing, _TEXT_KEYS)
         return Parsed(self._action_of(call, geometry), thought)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:
@@ -208,33 +183,14 @@ class UIVenus2(VenusFamily):
     supported_kinds = frozenset(ActionKind)
     format_reminder = "<think> your thinking </think><action> one action call </action>"
 
-    def build_messages(
-        self,
-        task: str,
-        history: Sequence[HistoryTurn],
-        screenshot: Screenshot,
-        *,
-        options: PromptOptions | None = None,
-        hints: str | None = None,
-        correction: str | None = None,
-    ) -> list[dict[str, Any]]:
-        options = options or PromptOptions()
-        current = self.prepare(screenshot)
-        skipped, kept, n_images = self.bounded_history(history, options)
-        system = SYSTEM_PROMPT.format(actions=_ACTIONS, task=task, hints=hints_block(hints))
-        if skipped:
-            system += f"\n\n({skipped} earlier steps are not shown.)"
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
-        first_image = len(kept) - n_images
-        for index, turn in enumerate(kept):
-            user: Any = ""
-            if index >= first_image and turn.image:
-                user = [text_part("History Screenshot:"), image_part(turn.image)]
+    def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
+        system = SYSTEM_PROMPT.format(actions=_ACTIONS, task=prompt.task, hints=prompt.hints_block())
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system + prompt.skipped_note()}]
+        for turn, image in prompt.turns_with_images():
+            user: Any = [text_part("History Screenshot:"), image] if image else ""
             messages.append({"role": "user", "content": user})
             messages.append({"role": "assistant", "content": turn.reply})
-        content = [text_part("Current Screenshot:\n"), image_part(current)]
-        if correction:
-            content.append(text_part(self.correction_text(correction)))
+        content = [text_part("Current Screenshot:\n"), prompt.screenshot_part()]
         messages.append({"role": "user", "content": content})
         return messages
 
