@@ -20,21 +20,14 @@ Every request is kept in ``server.requests`` (kind, episode, text, image count) 
 from __future__ import annotations
 
 import json
-import logging
 import re
-import socket
 import threading
-import time
-import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from mobile_agent.errors import UserError
 from mobile_agent.model.client import EPISODE_HEADER
+from mobile_agent.sim.http_endpoint import EndpointHandler, LoopbackEndpoint, chat_completion, model_list
 from mobile_agent.verify.judges import EXTRACT, STEP, TRAJECTORY, request_kind
-
-log = logging.getLogger(__name__)
 
 _POINT_LINE = re.compile(r"^\d+\.\s+(.*)$")
 _ACTION_LINE = re.compile(r"^Action to label:\s*(.*)$", re.MULTILINE)
@@ -149,41 +142,57 @@ def _requested_points(text: str) -> list[str]:
     return points
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = False  # server_close joins the handler threads
-    block_on_close = True
+class _Handler(EndpointHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        owner: ScriptedJudgeServer = self.server.owner  # type: ignore[assignment]
+        if self.route().endswith("/models"):
+            self.send_json(200, model_list(owner.model))
+        else:
+            self.send_error_json(404, f"no route {self.path}")
 
-    def __init__(self, address: tuple[str, int], owner: ScriptedJudgeServer) -> None:
-        self.owner = owner
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(address, _Handler)
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        owner: ScriptedJudgeServer = self.server.owner  # type: ignore[assignment]
+        try:
+            request = self.read_json() or {}
+        except ValueError:
+            self.send_error_json(400, "the body is not JSON")
+            return
+        if not self.route().endswith("/chat/completions"):
+            self.send_error_json(404, f"no route {self.path}")
+            return
+        if not isinstance(request, dict):
+            self.send_error_json(400, "the body is not a JSON object")
+            return
+        messages = request.get("messages") or []
+        text, images = _texts_and_images(messages)
+        kind = request_kind(messages)
+        episode = self.headers.get(EPISODE_HEADER)
+        owner._record(JudgeRequest(kind, episode, text, images))
+        script = owner.script
+        if script.delay_ms and not owner.wait(script.delay_ms):
+            return
+        if script.http_error:
+            self.send_error_json(script.http_error, f"scripted HTTP {script.http_error}")
+            return
+        if script.malformed:
+            content = "I think the task went fine."
+        else:
+            content = json.dumps(owner.judge.answer(kind, text, episode), ensure_ascii=False)
+        prompt_tokens = len(text) // 4 + images * 500
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(content) // 4,
+            "total_tokens": prompt_tokens + len(content) // 4,
+        }
+        message = {"role": "assistant", "content": content}
+        self.send_json(200, chat_completion(request.get("model") or owner.model, message, usage))
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.add(request)
-        super().process_request(request, client_address)
 
-    def shutdown_request(self, request: Any) -> None:
-        with self.sockets_lock:
-            self.open_sockets.discard(request)
-        super().shutdown_request(request)
-
-    def drop_connections(self) -> None:
-        """Cut kept-alive connections, or closing would wait for clients that never hang up."""
-        with self.sockets_lock:
-            for sock in list(self.open_sockets):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("judge server: connection from %s ended with an error", client_address, exc_info=True)
-
-
-class ScriptedJudgeServer:
+class ScriptedJudgeServer(LoopbackEndpoint):
     """The scripted judge on 127.0.0.1 (a free port unless ``port`` is given), served from a thread."""
+
+    handler_class = _Handler
+    label = "scripted judge"
 
     def __init__(
         self,
@@ -193,15 +202,11 @@ class ScriptedJudgeServer:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        super().__init__(host, port)
         self.judge = ScriptedJudge(script or JudgeScript())
         self.model = model
-        self.host = host
-        self.port = port
         self.requests: list[JudgeRequest] = []
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._http: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     @property
     def script(self) -> JudgeScript:
@@ -211,45 +216,6 @@ class ScriptedJudgeServer:
     def script(self, value: JudgeScript) -> None:
         self.judge.script = value
 
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
-
-    def start(self) -> ScriptedJudgeServer:
-        if self._http is not None:
-            return self
-        try:
-            self._http = _HTTPServer((self.host, self.port), self)
-        except OSError as exc:
-            raise UserError(
-                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}", "pick another port"
-            ) from None
-        self.port = self._http.server_address[1]
-        self._stopping.clear()
-        self._thread = threading.Thread(
-            target=self._http.serve_forever, kwargs={"poll_interval": 0.05}, name="judge-server", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._http is None:
-            return
-        self._stopping.set()
-        self._http.shutdown()
-        self._http.drop_connections()
-        self._http.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._http = None
-        self._thread = None
-
-    def __enter__(self) -> ScriptedJudgeServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def requests_of(self, kind: str) -> list[JudgeRequest]:
         with self._lock:
             return [r for r in self.requests if r.kind == kind]
@@ -257,77 +223,6 @@ class ScriptedJudgeServer:
     def _record(self, request: JudgeRequest) -> None:
         with self._lock:
             self.requests.append(request)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        log.debug("judge server: " + format, *args)
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        owner = self.server.owner
-        if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": owner.model, "object": "model"}]})
-        else:
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
-
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-        owner = self.server.owner
-        length = int(self.headers.get("Content-Length") or 0)
-        try:
-            request = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError:
-            self._send_json(400, {"error": {"message": "the body is not JSON"}})
-            return
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
-            return
-        messages = request.get("messages") or []
-        text, images = _texts_and_images(messages)
-        kind = request_kind(messages)
-        episode = self.headers.get(EPISODE_HEADER)
-        owner._record(JudgeRequest(kind, episode, text, images))
-        script = owner.script
-        if script.delay_ms and owner._stopping.wait(script.delay_ms / 1000):
-            return
-        if script.http_error:
-            self._send_json(script.http_error, {"error": {"message": f"scripted HTTP {script.http_error}"}})
-            return
-        if script.malformed:
-            content = "I think the task went fine."
-        else:
-            content = json.dumps(owner.judge.answer(kind, text, episode), ensure_ascii=False)
-        self._send_json(
-            200,
-            {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": request.get("model") or owner.model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": len(text) // 4 + images * 500,
-                    "completion_tokens": len(content) // 4,
-                    "total_tokens": len(text) // 4 + images * 500 + len(content) // 4,
-                },
-            },
-        )
 
 
 __all__ = ["JudgeRequest", "JudgeScript", "ScriptedJudge", "ScriptedJudgeServer"]

@@ -16,16 +16,11 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-import json
 import logging
-import socket
 import threading
-import time
-import uuid
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +28,17 @@ import yaml
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Size
-from mobile_agent.errors import ConfigError, UserError
+from mobile_agent.errors import ConfigError
 from mobile_agent.model import get_family
 from mobile_agent.model.base import Geometry, ModelFamily
 from mobile_agent.model.client import EPISODE_HEADER
+from mobile_agent.sim.http_endpoint import (
+    EndpointHandler,
+    LoopbackEndpoint,
+    chat_completion,
+    completion_chunks,
+    model_list,
+)
 
 log = logging.getLogger(__name__)
 
@@ -314,217 +316,29 @@ def _split_think(text: str) -> tuple[str | None, str]:
 # ----- the server ----------------------------------------------------------------------------------------------
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = False  # server_close joins the handler threads
-    block_on_close = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], owner: SimModelServer) -> None:
-        self.owner = owner
-        self.open_sockets: set[socket.socket] = set()
-        self.sockets_lock = threading.Lock()
-        super().__init__(address, _Handler)
-
-    def process_request(self, request, client_address) -> None:  # type: ignore[override]
-        with self.sockets_lock:
-            self.open_sockets.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request) -> None:  # type: ignore[override]
-        with self.sockets_lock:
-            self.open_sockets.discard(request)
-        super().shutdown_request(request)
-
-    def handle_error(self, request, client_address) -> None:  # type: ignore[override]
-        # A client that timed out and hung up is normal here (fault injection); keep stderr quiet.
-        log.debug("sim model: connection from %s ended with an error", client_address, exc_info=True)
-
-    def drop_connections(self) -> None:
-        with self.sockets_lock:
-            for sock in list(self.open_sockets):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-
-class SimModelServer:
-    """The simulated model endpoint on loopback, served from a background thread. A context manager."""
-
-    def __init__(
-        self,
-        family: str = "ui-venus-2",
-        scripts: Path | str | Iterable[Path | str] | Sequence[Script] | None = None,
-        latency_ms: int = 0,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        model_name: str | None = None,
-        split_reasoning: bool = False,
-    ) -> None:
-        self.family = get_family(family)
-        if scripts is None:
-            scripts = [SHIPPED_SCRIPTS] if SHIPPED_SCRIPTS.is_dir() else []
-        items = [scripts] if isinstance(scripts, (str, Path)) else list(scripts)
-        loaded = [s for s in items if isinstance(s, Script)]
-        paths = [s for s in items if not isinstance(s, Script)]
-        self.scripts: list[Script] = loaded + (load_scripts(paths) if paths else [])
-        self.latency_ms = latency_ms
-        self.host = host
-        self.port = port
-        self.model_name = model_name
-        self.split_reasoning = split_reasoning
-        self.requests: deque[RequestRecord] = deque(maxlen=MAX_LOGGED_REQUESTS)
-        self._cursors: dict[tuple[str, str], int] = {}
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self.in_flight = 0
-        self.peak_in_flight = 0  # the most chat requests it was answering at once
-        self._http: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # ----- lifecycle -----
-    def start(self) -> SimModelServer:
-        if self._http is not None:
-            return self
-        try:
-            self._http = _HTTPServer((self.host, self.port), self)
-        except OSError as exc:
-            raise UserError(
-                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}",
-                hint="pick another --port, or stop whatever is using this one",
-            ) from None
-        self.port = self._http.server_address[1]
-        self._stopping.clear()
-        self._thread = threading.Thread(
-            target=self._http.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="sim-model-server",
-            daemon=True,
-        )
-        self._thread.start()
-        log.info("simulated %s model serving at %s", self.family.name, self.base_url)
-        return self
-
-    def close(self) -> None:
-        if self._http is None:
-            return
-        self._stopping.set()
-        self._http.shutdown()
-        self._http.drop_connections()
-        self._http.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._http = None
-        self._thread = None
-
-    def __enter__(self) -> SimModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
-
-    @property
-    def served_model(self) -> str:
-        return self.model_name or self.family.name
-
-    def reset(self) -> None:
-        """Forget every episode's place in its script."""
-        with self._lock:
-            self._cursors.clear()
-
-    # ----- answering -----
-    def find_script(self, messages: list[Any]) -> Script | None:
-        texts = _message_texts(messages)
-        matches = [s for s in self.scripts if any(s.task in t for t in texts)]
-        return max(matches, key=lambda s: len(s.task)) if matches else None
-
-    def next_turn(self, script: Script, episode: str | None) -> tuple[int, Turn | None]:
-        key = (episode or f"task:{script.task}", script.task)
-        with self._lock:
-            index = self._cursors.get(key, 0)
-            self._cursors[key] = index + 1
-        return index, (script.turns[index] if index < len(script.turns) else None)
-
-    def render(self, action: Action, think: str, image_size: Size | None) -> str:
-        geometry = Geometry(device=NORMALISED_SCREEN, image=image_size or NORMALISED_SCREEN)
-        return self.family.format(_closest_expressible(action, self.family), geometry, thought=think)
-
-    def wait(self, milliseconds: int) -> bool:
-        """Sleep, unless the server is closing. False when it is."""
-        return (
-            not self._stopping.wait(milliseconds / 1000) if milliseconds > 0 else not self._stopping.is_set()
-        )
-
-    def record(self, record: RequestRecord) -> None:
-        self.requests.append(record)
-
-    def enter(self) -> None:
-        with self._lock:
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-
-    def leave(self) -> None:
-        with self._lock:
-            self.in_flight -= 1
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        log.debug("sim model: " + format, *args)
-
-    # ----- plumbing -----
-    def _send_json(self, status: int, payload: Any, extra_headers: dict[str, str] | None = None) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (extra_headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
+class _Handler(EndpointHandler):
     def _send_error_json(self, status: int, message: str, record: RequestRecord | None = None) -> None:
-        kind = {400: "BadRequestError", 404: "NotFoundError", 429: "RateLimitError"}.get(
-            status, "ServerError"
-        )
-        headers = {"Retry-After": "0"} if status == 429 else None
-        self._send_json(status, {"error": {"message": message, "type": kind, "code": status}}, headers)
+        self.send_error_json(status, message)
         if record is not None:
             record.status = status
-            self.server.owner.record(record)
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.server.owner.record(record)  # type: ignore[attr-defined]
 
     # ----- routes -----
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        owner = self.server.owner
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            model = {
-                "id": owner.served_model,
-                "object": "model",
-                "created": int(time.time()),
-                "owned_by": "sim",
-            }
-            self._send_json(200, {"object": "list", "data": [model]})
+        owner: SimModelServer = self.server.owner  # type: ignore[assignment]
+        if self.route() in ("/v1/models", "/models"):
+            self.send_json(200, model_list(owner.served_model))
             owner.record(RequestRecord("GET", self.path, 200))
         elif self.path in ("/health", "/v1/health"):
-            self._send_json(200, {"status": "ok"})
+            self.send_json(200, {"status": "ok"})
         else:
             self._send_error_json(404, f"no route {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        if self.route() not in ("/v1/chat/completions", "/chat/completions"):
             self._send_error_json(404, f"no route {self.path}")
             return
-        owner = self.server.owner
+        owner: SimModelServer = self.server.owner  # type: ignore[assignment]
         owner.enter()
         try:
             self._chat_completion(owner)
@@ -534,9 +348,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat_completion(self, owner: SimModelServer) -> None:
         record = RequestRecord("POST", self.path, 200, episode=self.headers.get(EPISODE_HEADER))
         try:
-            length = int(self.headers.get("Content-Length", "0"))
-            body = json.loads(self.rfile.read(length) or b"null")
-        except (ValueError, UnicodeDecodeError):
+            body = self.read_json()
+        except ValueError:
             self._send_error_json(400, "the request body is not JSON", record)
             return
         messages = body.get("messages") if isinstance(body, dict) else None
@@ -607,47 +420,93 @@ class _Handler(BaseHTTPRequestHandler):
         message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": []}
         if reasoning is not None:
             message["reasoning_content"] = reasoning
-        self._send_json(
-            200,
-            {
-                "id": f"chatcmpl-{uuid.uuid4().hex}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
-                "usage": usage,
-            },
-        )
+        self.send_json(200, chat_completion(model, message, usage))
 
     def _send_stream(
         self, model: str, text: str, reasoning: str | None, usage: dict[str, int] | None
     ) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+        deltas = [
+            {"role": "assistant", "content": ""},
+            *({"reasoning_content": piece} for piece in _pieces(reasoning or "")),
+            *({"content": piece} for piece in _pieces(text)),
+        ]
+        self.send_event_stream(completion_chunks(model, deltas, usage))
 
-        def event(choices: list[dict[str, Any]], **extra: Any) -> None:
-            chunk = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
-            chunk.update(choices=choices, **extra)
-            self._chunk(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
 
-        def delta(payload: dict[str, Any], finish: str | None = None) -> None:
-            event([{"index": 0, "delta": payload, "logprobs": None, "finish_reason": finish}])
+class SimModelServer(LoopbackEndpoint):
+    """The simulated model endpoint on loopback, served from a background thread. A context manager."""
 
-        delta({"role": "assistant", "content": ""})
-        for piece in _pieces(reasoning or ""):
-            delta({"reasoning_content": piece})
-        for piece in _pieces(text):
-            delta({"content": piece})
-        delta({"content": ""}, finish="stop")
-        if usage is not None:
-            event([], usage=usage)
-        self._chunk(b"data: [DONE]\n\n")
-        self._chunk(b"")
-        self.wfile.flush()
+    handler_class = _Handler
+    port_hint = "pick another --port, or stop whatever is using this one"
+
+    def __init__(
+        self,
+        family: str = "ui-venus-2",
+        scripts: Path | str | Iterable[Path | str] | Sequence[Script] | None = None,
+        latency_ms: int = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        model_name: str | None = None,
+        split_reasoning: bool = False,
+    ) -> None:
+        super().__init__(host, port)
+        self.family = get_family(family)
+        if scripts is None:
+            scripts = [SHIPPED_SCRIPTS] if SHIPPED_SCRIPTS.is_dir() else []
+        items = [scripts] if isinstance(scripts, (str, Path)) else list(scripts)
+        loaded = [s for s in items if isinstance(s, Script)]
+        paths = [s for s in items if not isinstance(s, Script)]
+        self.scripts: list[Script] = loaded + (load_scripts(paths) if paths else [])
+        self.latency_ms = latency_ms
+        self.model_name = model_name
+        self.split_reasoning = split_reasoning
+        self.requests: deque[RequestRecord] = deque(maxlen=MAX_LOGGED_REQUESTS)
+        self._cursors: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.peak_in_flight = 0  # the most chat requests it was answering at once
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"simulated {self.family.name} model"
+
+    @property
+    def served_model(self) -> str:
+        return self.model_name or self.family.name
+
+    def reset(self) -> None:
+        """Forget every episode's place in its script."""
+        with self._lock:
+            self._cursors.clear()
+
+    # ----- answering -----
+    def find_script(self, messages: list[Any]) -> Script | None:
+        texts = _message_texts(messages)
+        matches = [s for s in self.scripts if any(s.task in t for t in texts)]
+        return max(matches, key=lambda s: len(s.task)) if matches else None
+
+    def next_turn(self, script: Script, episode: str | None) -> tuple[int, Turn | None]:
+        key = (episode or f"task:{script.task}", script.task)
+        with self._lock:
+            index = self._cursors.get(key, 0)
+            self._cursors[key] = index + 1
+        return index, (script.turns[index] if index < len(script.turns) else None)
+
+    def render(self, action: Action, think: str, image_size: Size | None) -> str:
+        geometry = Geometry(device=NORMALISED_SCREEN, image=image_size or NORMALISED_SCREEN)
+        return self.family.format(_closest_expressible(action, self.family), geometry, thought=think)
+
+    def record(self, record: RequestRecord) -> None:
+        self.requests.append(record)
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
 
 def _pieces(text: str, size: int = 16) -> list[str]:
