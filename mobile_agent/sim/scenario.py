@@ -15,6 +15,7 @@ string starting with ``~`` matches as a substring, dicts match as subsets and li
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -213,9 +214,9 @@ class Scenario(BaseModel):
     def check(self, phone: Phone) -> CheckResult:
         """Evaluate every check line against the phone's final state."""
         lines, passed = [], 0
+        state = phone_state(phone)
         for text in self.checks:
-            check = parse_check(text)
-            ok, actual = evaluate(check, phone)
+            ok, actual = evaluate_check(parse_check(text), state)
             passed += ok
             lines.append(f"{'✓' if ok else '✗'} {text}" + ("" if ok else f"  (actual: {_short(actual)})"))
         if not self.checks:
@@ -250,28 +251,30 @@ def parse_check(text: str) -> Check:
     return Check(text=text, path=path, op=op, value=value)
 
 
-def _resolve(path: str, phone: Phone) -> Any:
+def phone_state(phone: Phone) -> dict[str, Any]:
+    """Everything a check line can name, read from a simulated phone at one moment."""
+    with phone.lock:
+        state = phone.state.as_dict()
+        state["foreground"], state["activity"] = phone.current()
+        state["screen"] = phone.screen()[1]
+        state["balance"] = phone.world.balance
+    return state
+
+
+def resolve(path: str, state: Mapping[str, Any]) -> Any:
+    """The value a check path names in a ``phone_state`` mapping (None where a key is missing)."""
     if path.startswith("len("):
-        return len(getattr(phone.state, path[4:-1]))
+        return len(state.get(path[4:-1]) or [])
     root, _, rest = path.partition(".")
-    if root == "foreground":
-        value: Any = phone.current()[0]
-    elif root == "activity":
-        value = phone.current()[1]
-    elif root == "screen":
-        value = phone.screen()[1]
-    elif root == "balance":
-        value = phone.world.balance
-    else:
-        value = getattr(phone.state, root)
+    value: Any = state.get(root)
     for part in filter(None, rest.split(".")):
         value = value.get(part) if isinstance(value, dict) else None
     return value
 
 
-def evaluate(check: Check, phone: Phone) -> tuple[bool, Any]:
-    with phone.lock:
-        actual = _resolve(check.path, phone)
+def evaluate_check(check: Check, state: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(holds, the value the path had) for a parsed check on a ``phone_state`` mapping, live or recorded."""
+    actual = resolve(check.path, state)
     want, op = check.value, check.op
     if op in ("contains", "lacks"):
         if isinstance(actual, dict):
@@ -288,6 +291,11 @@ def evaluate(check: Check, phone: Phone) -> tuple[bool, Any]:
     except (TypeError, ValueError):
         return False, actual
     return {">=": a >= w, "<=": a <= w, ">": a > w, "<": a < w}[op], actual
+
+
+def evaluate(check: Check, phone: Phone) -> tuple[bool, Any]:
+    """``evaluate_check`` on the phone's state now."""
+    return evaluate_check(check, phone_state(phone))
 
 
 def matches(actual: Any, pattern: Any) -> bool:
