@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mobile_agent.errors import MobileAgentError, UserError
+from mobile_agent.safety_cli import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
 
 try:  # recent typer releases vendor click as typer._click; older ones use click itself
     from typer._click.exceptions import ClickException
@@ -37,10 +38,14 @@ def _mount_optional() -> None:
     from mobile_agent.apps_cli import apps_app
     from mobile_agent.farm_cli import batch_command, devices_app, runs_app, submit_command, worker_command
     from mobile_agent.report_cli import eval_offline_command, export_command, replay_command, report_command
+    from mobile_agent.safety_cli import resume_command
     from mobile_agent.sim.cli import up_command
     from mobile_agent.sim.model_cli import model_command
     from mobile_agent.verify_cli import verify_command
 
+    app.command("resume", help="Continue a paused episode after a person confirmed, answered or took over.")(
+        resume_command
+    )
     app.command("replay", help="Re-run a recorded episode on a phone, comparing every screen.")(
         replay_command
     )
@@ -134,6 +139,9 @@ def run(
     no_popup_rules: bool = typer.Option(
         False, "--no-popup-rules", help="Let the model handle popups itself."
     ),
+    policy: list[str] | None = typer.Option(None, "--policy", help=POLICY_HELP),
+    allow: list[str] | None = typer.Option(None, "--allow", help=ALLOW_HELP),
+    deny: list[str] | None = typer.Option(None, "--deny", help=DENY_HELP),
     non_interactive: bool = typer.Option(
         False, "--non-interactive", help="Never ask the terminal; end as needs_user."
     ),
@@ -144,6 +152,7 @@ def run(
 
     config = AgentConfig(max_steps=max_steps, timeout_s=timeout, popup_rules=not no_popup_rules)
     user = NoUser() if non_interactive else TerminalUser()
+    safety = policy_from_options(policy, allow, deny)
     result = run_task(
         task,
         device=device,
@@ -156,6 +165,7 @@ def run(
         config=config,
         user=user,
         on_step=_print_step,
+        safety=safety,
     )
     _print_outcome(result)
     raise typer.Exit(0 if result.ok else 1)

@@ -128,6 +128,8 @@ def test_run_against_separate_sim_processes(sim_processes, tmp_path):
             "--model",
             "autoglm",
             "--non-interactive",
+            "--allow",
+            "send@com.tencent.mm",
         ],
         tmp_path,
     )
@@ -234,3 +236,21 @@ def test_demo_from_a_clean_directory(tmp_path):
     assert "outcome: finished" in result.stdout
     assert "simulated phone's check: ok" in result.stdout
     assert time.monotonic() - started < 180
+
+
+def test_unattended_send_pauses_and_resume_continues_the_same_episode(sim_processes, tmp_path):
+    p = sim_processes
+    common = ["--adb", p["adb"], "--base-url", p["base_url"], "--family", "autoglm", "--model", "autoglm"]
+    paused = _cli(["run", "给张三发微信说晚上好", *common, "--non-interactive"], tmp_path)
+    assert paused.returncode == 1, paused.stdout + paused.stderr
+    assert "outcome: needs_user" in paused.stdout and "SEND" in paused.stdout
+    episode_id = re.search(r"\(episode ([0-9a-f]+)\)", paused.stdout).group(1)
+
+    resumed = _cli(["resume", episode_id[:8], "--reply", "yes", "--non-interactive"], tmp_path)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "finished" in resumed.stdout and episode_id in resumed.stdout
+
+    shown = _cli(["show", episode_id], tmp_path)
+    assert "human" in shown.stdout  # the approved send is recorded as the person's step
+    again = _cli(["resume", episode_id, "--reply", "yes", "--non-interactive"], tmp_path)
+    assert again.returncode == 2 and "Traceback" not in again.stderr

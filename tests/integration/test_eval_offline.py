@@ -18,6 +18,7 @@ from mobile_agent.evaluate import EvalOptions, evaluate_offline
 from mobile_agent.report.selection import select_episodes
 from mobile_agent.report_cli import eval_offline_command
 from mobile_agent.runtime import run_task
+from mobile_agent.safety import parse_policy
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.model_server import SimModelServer
 from mobile_agent.store import TrajectoryStore
@@ -62,6 +63,7 @@ def recorded(adb_server, tmp_path_factory) -> tuple[str, str]:
             model=model.served_model,
             family="ui-venus-2",
             store=store,
+            safety=parse_policy(allow=["send@com.tencent.mm"]),
         )
         assert result.outcome == Outcome.FINISHED
         steps = store.steps(result.episode_id)

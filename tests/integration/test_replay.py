@@ -15,6 +15,7 @@ from mobile_agent.actions import ActionKind, Outcome, Size
 from mobile_agent.replay import DivergencePolicy, ReplayOptions, replay_episode
 from mobile_agent.report_cli import replay_command
 from mobile_agent.runtime import run_task
+from mobile_agent.safety import parse_policy
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.model_server import SimModelServer
 from mobile_agent.store import ActionSource, TrajectoryStore
@@ -48,6 +49,7 @@ def recording(adb_server, tmp_path_factory) -> Recording:
             model=model.served_model,
             family="ui-venus-2",
             store=store,
+            safety=parse_policy(allow=["send@com.tencent.mm"]),
         )
         assert result.outcome == Outcome.FINISHED, result
         state = copy.deepcopy(farm.phones[serial].state.as_dict())
