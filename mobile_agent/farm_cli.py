@@ -51,6 +51,32 @@ DevicesOpt = typer.Option(
 AdbOpt = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="Default adb server HOST:PORT.")
 DbOpt = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON for machines instead of tables.")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="No live progress display.")
+
+# ----- options of batch and worker: each parameter is named after the setting it overrides (see _overrides)
+BaseUrlOpt = typer.Option(
+    [], "--base-url", envvar="MOBILE_AGENT_BASE_URL", help="OpenAI-compatible endpoint(s) (repeatable)."
+)
+ModelOpt = typer.Option(None, "--model", envvar="MOBILE_AGENT_MODEL", help="Served model name.")
+FamilyOpt = typer.Option(None, "--family", envvar="MOBILE_AGENT_FAMILY", help="Output format family.")
+MaxInFlightOpt = typer.Option(None, "--max-in-flight", min=1, help="Model requests in flight, total.")
+EndpointMaxInFlightOpt = typer.Option(
+    None, "--endpoint-max-in-flight", min=1, help="Model requests in flight per endpoint (default 4)."
+)
+RetriesOpt = typer.Option(
+    None, "--retries", min=0, help="Retries of a task after infrastructure failures (default 2)."
+)
+QuarantineAfterOpt = typer.Option(
+    None, "--quarantine-after", min=1, help="Consecutive infrastructure failures that quarantine a phone (2)."
+)
+ProbeEveryOpt = typer.Option(
+    None, "--probe-every", min=0, help="Seconds before a quarantined phone is probed again (60)."
+)
+ResetOpt = typer.Option(
+    None,
+    "--reset",
+    help="Before each episode: none, home, force-stop or clear (the task's app). Default home.",
+)
 
 
 def _inventory_path(devices: Path | None) -> Path | None:
@@ -313,6 +339,27 @@ class _LiveDisplay:
 
 
 # ========================================================================================================= batch
+SETTING_DEFAULTS: dict[str, Any] = {
+    "devices": None,
+    "adb": None,
+    "base_url": [DEFAULT_BASE_URL],
+    "model": DEFAULT_MODEL,
+    "family": DEFAULT_FAMILY,
+    "max_in_flight": None,
+    "endpoint_max_in_flight": 4,
+    "retries": 2,
+    "quarantine_after": 2,
+    "probe_every": 60.0,
+    "endpoint_backoff": 2.0,
+    "stall": 120.0,
+    "reset": "home",
+    "max_steps": 30,
+    "timeout": 600.0,
+    "apps_dir": None,
+    "model_retries": 4,
+}
+
+
 @dataclass(frozen=True)
 class _Overrides:
     """Options a user gave explicitly; on --resume the rest come from the run's stored configuration."""
@@ -324,6 +371,19 @@ class _Overrides:
         if value is not None and value != []:
             return value
         return stored.get(key, default)
+
+
+def _overrides(params: dict[str, Any]) -> _Overrides:
+    """The settings a command was given: its parameters named like a setting, the inventory file found."""
+    from mobile_agent.tasks import ResetMode
+
+    reset = params.get("reset")
+    if reset is not None and reset not in {m.value for m in ResetMode}:
+        raise UserError(f"unknown --reset {reset!r}", f"use one of: {', '.join(m.value for m in ResetMode)}")
+    values = {key: params[key] for key in SETTING_DEFAULTS if key in params}
+    path = _inventory_path(params.get("devices"))
+    values["devices"] = str(path) if path else None
+    return _Overrides(values)
 
 
 def _build_pool(
@@ -398,26 +458,7 @@ def _discovered_tags(phones: Sequence[Any], read_facts: Any) -> dict[str, tuple[
 
 
 def _settings(overrides: _Overrides, stored: dict[str, Any]) -> dict[str, Any]:
-    defaults: dict[str, Any] = {
-        "devices": None,
-        "adb": None,
-        "base_url": [DEFAULT_BASE_URL],
-        "model": DEFAULT_MODEL,
-        "family": DEFAULT_FAMILY,
-        "max_in_flight": None,
-        "endpoint_max_in_flight": 4,
-        "retries": 2,
-        "quarantine_after": 2,
-        "probe_every": 60.0,
-        "endpoint_backoff": 2.0,
-        "stall": 120.0,
-        "reset": "home",
-        "max_steps": 30,
-        "timeout": 600.0,
-        "apps_dir": None,
-        "model_retries": 4,
-    }
-    out = {key: overrides.pick(stored, key, default) for key, default in defaults.items()}
+    out = {key: overrides.pick(stored, key, default) for key, default in SETTING_DEFAULTS.items()}
     if out["devices"] is not None:
         out["devices"] = str(Path(out["devices"]).resolve())
     return out
@@ -443,35 +484,19 @@ def _run_pool(pool: Any, runner: Any, store: Any, run_id: str | None, *, show: b
 
 
 def batch_command(
+    ctx: typer.Context,
     tasks: Path | None = typer.Argument(None, help="Task file (.yaml or .jsonl). Not needed with --resume."),
     devices: Path | None = DevicesOpt,
     adb: str | None = AdbOpt,
     db: str | None = DbOpt,
-    base_url: list[str] = typer.Option(
-        [], "--base-url", envvar="MOBILE_AGENT_BASE_URL", help="OpenAI-compatible endpoint(s) (repeatable)."
-    ),
-    model: str | None = typer.Option(None, "--model", envvar="MOBILE_AGENT_MODEL", help="Served model name."),
-    family: str | None = typer.Option(
-        None, "--family", envvar="MOBILE_AGENT_FAMILY", help="Output format family."
-    ),
-    max_in_flight: int | None = typer.Option(
-        None, "--max-in-flight", min=1, help="Model requests in flight, total."
-    ),
-    endpoint_max_in_flight: int | None = typer.Option(
-        None, "--endpoint-max-in-flight", min=1, help="Model requests in flight per endpoint (default 4)."
-    ),
-    retries: int | None = typer.Option(
-        None, "--retries", min=0, help="Retries of a task after infrastructure failures (default 2)."
-    ),
-    quarantine_after: int | None = typer.Option(
-        None,
-        "--quarantine-after",
-        min=1,
-        help="Consecutive infrastructure failures that quarantine a phone (2).",
-    ),
-    probe_every: float | None = typer.Option(
-        None, "--probe-every", min=0, help="Seconds before a quarantined phone is probed again (60)."
-    ),
+    base_url: list[str] = BaseUrlOpt,
+    model: str | None = ModelOpt,
+    family: str | None = FamilyOpt,
+    max_in_flight: int | None = MaxInFlightOpt,
+    endpoint_max_in_flight: int | None = EndpointMaxInFlightOpt,
+    retries: int | None = RetriesOpt,
+    quarantine_after: int | None = QuarantineAfterOpt,
+    probe_every: float | None = ProbeEveryOpt,
     endpoint_backoff: float | None = typer.Option(
         None,
         "--endpoint-backoff",
@@ -481,11 +506,7 @@ def batch_command(
     stall: float | None = typer.Option(
         None, "--stall", min=0, help="Stop when no phone can make progress for this many seconds (120)."
     ),
-    reset: str | None = typer.Option(
-        None,
-        "--reset",
-        help="Before each episode: none, home, force-stop or clear (the task's app). Default home.",
-    ),
+    reset: str | None = ResetOpt,
     max_steps: int | None = typer.Option(
         None, "--max-steps", min=1, help="Default step limit per episode (30)."
     ),
@@ -498,40 +519,18 @@ def batch_command(
     resume: str | None = typer.Option(None, "--resume", help="Finish the run RUN (after a crash or Ctrl-C)."),
     name: str | None = typer.Option(None, "--name", help="Name of the new run (default: the file name)."),
     as_json: bool = JsonOpt,
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No live progress display."),
+    quiet: bool = QuietOpt,
 ) -> None:
     """Run every task of a task file over the farm's phones; --resume RUN finishes an interrupted run."""
     from mobile_agent.scheduler import finish_run_status, recover_run, submit, summarize_run
     from mobile_agent.store import TrajectoryStore
-    from mobile_agent.tasks import ResetMode
 
     if (tasks is None) == (resume is None):
         raise UserError(
             "give either a task file or --resume RUN",
             "mobile-agent batch tasks.yaml, or mobile-agent batch --resume RUN",
         )
-    if reset is not None and reset not in {m.value for m in ResetMode}:
-        raise UserError(f"unknown --reset {reset!r}", f"use one of: {', '.join(m.value for m in ResetMode)}")
-    overrides = _Overrides(
-        {
-            "devices": str(_inventory_path(devices)) if _inventory_path(devices) else None,
-            "adb": adb,
-            "base_url": base_url,
-            "model": model,
-            "family": family,
-            "max_in_flight": max_in_flight,
-            "endpoint_max_in_flight": endpoint_max_in_flight,
-            "retries": retries,
-            "quarantine_after": quarantine_after,
-            "probe_every": probe_every,
-            "endpoint_backoff": endpoint_backoff,
-            "stall": stall,
-            "reset": reset,
-            "max_steps": max_steps,
-            "timeout": timeout,
-            "apps_dir": apps_dir,
-        }
-    )
+    overrides = _overrides(ctx.params)
     with TrajectoryStore.open(db) as store:
         if resume is not None:
             run = store.run(resume)
@@ -624,42 +623,29 @@ def submit_command(
 
 # ======================================================================================================= worker
 def worker_command(
+    ctx: typer.Context,
     db: str | None = DbOpt,
     devices: Path | None = DevicesOpt,
     adb: str | None = AdbOpt,
     run: list[str] = typer.Option([], "--run", help="Only these runs (repeatable; default: every open run)."),
-    base_url: list[str] = typer.Option([], "--base-url", envvar="MOBILE_AGENT_BASE_URL", help="Endpoint(s)."),
-    model: str | None = typer.Option(None, "--model", envvar="MOBILE_AGENT_MODEL"),
-    family: str | None = typer.Option(None, "--family", envvar="MOBILE_AGENT_FAMILY"),
-    max_in_flight: int | None = typer.Option(None, "--max-in-flight", min=1),
-    endpoint_max_in_flight: int | None = typer.Option(None, "--endpoint-max-in-flight", min=1),
-    retries: int | None = typer.Option(None, "--retries", min=0),
-    quarantine_after: int | None = typer.Option(None, "--quarantine-after", min=1),
-    probe_every: float | None = typer.Option(None, "--probe-every", min=0),
-    reset: str | None = typer.Option(None, "--reset"),
+    base_url: list[str] = BaseUrlOpt,
+    model: str | None = ModelOpt,
+    family: str | None = FamilyOpt,
+    max_in_flight: int | None = MaxInFlightOpt,
+    endpoint_max_in_flight: int | None = EndpointMaxInFlightOpt,
+    retries: int | None = RetriesOpt,
+    quarantine_after: int | None = QuarantineAfterOpt,
+    probe_every: float | None = ProbeEveryOpt,
+    reset: str | None = ResetOpt,
     forever: bool = typer.Option(False, "--forever", help="Keep waiting for new runs instead of exiting."),
     as_json: bool = JsonOpt,
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = QuietOpt,
 ) -> None:
     """Serve this host's phones from the shared queue until the runs are done (or forever)."""
     from mobile_agent.store import TrajectoryStore
     from mobile_agent.store import queue as q
 
-    overrides = _Overrides(
-        {
-            "devices": str(_inventory_path(devices)) if _inventory_path(devices) else None,
-            "adb": adb,
-            "base_url": base_url,
-            "model": model,
-            "family": family,
-            "max_in_flight": max_in_flight,
-            "endpoint_max_in_flight": endpoint_max_in_flight,
-            "retries": retries,
-            "quarantine_after": quarantine_after,
-            "probe_every": probe_every,
-            "reset": reset,
-        }
-    )
+    overrides = _overrides(ctx.params)
     with TrajectoryStore.open(db) as store:
         run_ids = [store.run(r).id for r in run] or None
         first = (run_ids or q.open_run_ids(store) or [None])[0]

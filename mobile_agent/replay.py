@@ -171,27 +171,18 @@ def _recorded_size(store: TrajectoryStore, step: StepInfo) -> Size | None:
     return None
 
 
+@dataclass(eq=False)  # a worker, not a value: identity equality
 class _Replayer:
-    def __init__(
-        self,
-        store: TrajectoryStore,
-        source: EpisodeInfo,
-        steps: list[StepInfo],
-        device: AndroidDevice,
-        options: ReplayOptions,
-        on_step: Callable[[StepComparison], None] | None,
-        registry: object | None,
-    ) -> None:
-        self.store = store
-        self.source = source
-        self.all_steps = steps
-        self.device = device
-        self.options = options
-        self.on_step = on_step
-        self.registry = registry
-        self.results: list[StepComparison] = []
-        self.target_screen: Size | None = None
-        self._installed: set[str] | None = None
+    store: TrajectoryStore
+    source: EpisodeInfo
+    all_steps: list[StepInfo]
+    device: AndroidDevice
+    options: ReplayOptions
+    on_step: Callable[[StepComparison], None] | None
+    registry: object | None
+    results: list[StepComparison] = field(default_factory=list, init=False)
+    target_screen: Size | None = field(default=None, init=False)
+    _installed: set[str] | None = field(default=None, init=False)
 
     def launch_package(self, step: StepInfo) -> str | None:
         """The package for a recorded LAUNCH: the app the next step was in, else the app registry, else the name."""

@@ -5,9 +5,15 @@ Keep this file small: fixtures that only one area needs live in that area's conf
 
 from __future__ import annotations
 
+import os
+import secrets
 import socket
+from collections.abc import Iterator
 
 import pytest
+from sqlalchemy.engine import make_url
+
+DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 @pytest.fixture
@@ -19,3 +25,41 @@ def free_tcp_port() -> int:
             port = sock.getsockname()[1]
         if not 5555 <= port <= 5585:
             return port
+
+
+def _libpq_dsn(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """The PostgreSQL URL for tests marked ``postgres``: env MOBILE_AGENT_TEST_PG, else the local ``test``
+    database. Skips, saying why, when psycopg 3 is missing or the server cannot be reached."""
+    psycopg = pytest.importorskip(
+        "psycopg", reason="psycopg 3 is not installed (pip install 'psycopg[binary]')"
+    )
+    url = os.environ.get("MOBILE_AGENT_TEST_PG") or DEFAULT_PG
+    try:
+        psycopg.connect(_libpq_dsn(url), connect_timeout=3).close()
+    except psycopg.Error as exc:
+        shown = make_url(url).render_as_string(hide_password=True)
+        pytest.skip(
+            f"no PostgreSQL server at {shown} ({str(exc).strip().splitlines()[0]}); set MOBILE_AGENT_TEST_PG"
+        )
+    return url
+
+
+@pytest.fixture
+def pg_url(postgres_server: str) -> Iterator[str]:
+    """A URL whose search_path is a fresh private schema (dropped after), so tests never see each other's rows."""
+    import psycopg
+
+    schema = f"mobile_agent_test_{secrets.token_hex(4)}"
+    with psycopg.connect(_libpq_dsn(postgres_server), autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+    url = make_url(postgres_server).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(_libpq_dsn(postgres_server), autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')

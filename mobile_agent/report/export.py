@@ -183,26 +183,17 @@ def literal_text(text: str) -> str:
     return text.replace(IMAGE_TOKEN, "[image]")
 
 
+@dataclass(eq=False)  # a worker, not a value: identity equality
 class _EpisodeExporter:
     """Builds the records of one episode."""
 
-    def __init__(
-        self,
-        store: TrajectoryStore,
-        episode: EpisodeInfo,
-        family: ModelFamily,
-        images: _Images,
-        options: ExportOptions,
-        verdict: EpisodeVerdict,
-        skipped: dict[str, int],
-    ) -> None:
-        self.store = store
-        self.episode = episode
-        self.family = family
-        self.images = images
-        self.options = options
-        self.verdict = verdict
-        self.skipped = skipped
+    store: TrajectoryStore
+    episode: EpisodeInfo
+    family: ModelFamily
+    images: _Images
+    options: ExportOptions
+    verdict: EpisodeVerdict
+    skipped: dict[str, int]  # reason -> steps left out, shared across the episodes of one export
 
     def _skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1

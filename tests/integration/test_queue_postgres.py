@@ -1,25 +1,22 @@
 """The task queue on a real PostgreSQL server: claims with FOR UPDATE SKIP LOCKED from many connections, and two
 `worker` processes serving their own simulated phones from one shared queue, each task exactly once.
 
-Server: env MOBILE_AGENT_TEST_PG, else postgresql://postgres@127.0.0.1:5432/test; every test uses a private
-schema that is dropped afterwards. Skips (saying why) when the server cannot be reached.
+Server and private schema: the ``pg_url`` fixture of tests/conftest.py (env MOBILE_AGENT_TEST_PG; skips, saying
+why, when the server cannot be reached).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from sqlalchemy.engine import make_url
 
 from mobile_agent.scheduler import outcome_failure, submit
 from mobile_agent.sim.model_server import SimModelServer
@@ -28,48 +25,12 @@ from mobile_agent.store import queue as q
 
 pytestmark = pytest.mark.postgres
 
-DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 SCRIPT = """\
 task: pg drill
 turns:
   - action: {kind: key, key: home}
   - action: {kind: finish, text: done}
 """
-
-
-def _libpq_dsn(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-@pytest.fixture(scope="module")
-def server() -> str:
-    psycopg = pytest.importorskip(
-        "psycopg", reason="psycopg 3 is not installed (pip install 'psycopg[binary]')"
-    )
-    url = os.environ.get("MOBILE_AGENT_TEST_PG") or DEFAULT_PG
-    try:
-        psycopg.connect(_libpq_dsn(url), connect_timeout=3).close()
-    except psycopg.Error as exc:
-        shown = make_url(url).render_as_string(hide_password=True)
-        pytest.skip(
-            f"no PostgreSQL server at {shown} ({str(exc).strip().splitlines()[0]}); set MOBILE_AGENT_TEST_PG"
-        )
-    return url
-
-
-@pytest.fixture
-def pg_url(server: str) -> Iterator[str]:
-    import psycopg
-
-    schema = f"mobile_agent_farm_{secrets.token_hex(4)}"
-    with psycopg.connect(_libpq_dsn(server), autocommit=True) as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-    url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(_libpq_dsn(server), autocommit=True) as admin:
-            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 def test_skip_locked_claims_are_exactly_once(pg_url: str, tmp_path: Path) -> None:

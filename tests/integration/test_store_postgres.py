@@ -1,14 +1,13 @@
 """The trajectory store on a real PostgreSQL server (psycopg 3), each test in a private schema that is dropped after.
 
-Server: env MOBILE_AGENT_TEST_PG, else postgresql://postgres@127.0.0.1:5432/test. Skips when it cannot be reached.
+Server and private schema: the ``pg_url`` fixture of tests/conftest.py (env MOBILE_AGENT_TEST_PG; skips when the
+server cannot be reached).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import os
-import secrets
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,55 +17,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from sqlalchemy import text
-from sqlalchemy.engine import make_url
 
 from mobile_agent.actions import Action, Key, Outcome, Size
 from mobile_agent.errors import UserError
 from mobile_agent.store import ActionSource, EpisodeStatus, StepRecord, StepTimings, TrajectoryStore
 
 pytestmark = pytest.mark.postgres
-
-DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
-
-
-def _server_url() -> str:
-    return os.environ.get("MOBILE_AGENT_TEST_PG") or DEFAULT_PG
-
-
-def _libpq_dsn(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-@pytest.fixture(scope="module")
-def server() -> str:
-    psycopg = pytest.importorskip(
-        "psycopg", reason="psycopg 3 is not installed (pip install 'psycopg[binary]')"
-    )
-    url = _server_url()
-    try:
-        psycopg.connect(_libpq_dsn(url), connect_timeout=3).close()
-    except psycopg.Error as exc:
-        shown = make_url(url).render_as_string(hide_password=True)
-        pytest.skip(
-            f"no PostgreSQL server at {shown} ({str(exc).strip().splitlines()[0]}); set MOBILE_AGENT_TEST_PG"
-        )
-    return url
-
-
-@pytest.fixture
-def pg_url(server: str) -> Iterator[str]:
-    """A URL whose search_path is a fresh private schema, so tests never see each other's rows."""
-    import psycopg
-
-    schema = f"mobile_agent_test_{secrets.token_hex(4)}"
-    with psycopg.connect(_libpq_dsn(server), autocommit=True) as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-    url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(_libpq_dsn(server), autocommit=True) as admin:
-            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 @pytest.fixture
