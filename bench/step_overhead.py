@@ -34,10 +34,10 @@ import adbutils
 import openai
 
 from mobile_agent.actions import ActionKind
-from mobile_agent.agent import AgentConfig
 from mobile_agent.model import get_family
 from mobile_agent.model.client import ModelClient
 from mobile_agent.runtime import run_task
+from mobile_agent.safety import parse_policy
 from mobile_agent.sim.farm import free_port
 from mobile_agent.store import TrajectoryStore
 
@@ -68,13 +68,32 @@ def sim_processes(profile: str):
     adb_port, base_port, model_port = free_port(), _block_of_ports(1), free_port()
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     up = subprocess.Popen(
-        [*CLI, "sim", "up", "--phones", "1", "--profile", profile, "--adb-port", str(adb_port),
-         "--base-port", str(base_port), "--scenario", "wechat_send"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        [
+            *CLI,
+            "sim",
+            "up",
+            "--phones",
+            "1",
+            "--profile",
+            profile,
+            "--adb-port",
+            str(adb_port),
+            "--base-port",
+            str(base_port),
+            "--scenario",
+            "wechat_send",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
     )
     model = subprocess.Popen(
         [*CLI, "sim", "model", "--port", str(model_port), "--family", FAMILY],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
     )
     try:
         serial = up.stdout.readline().strip()
@@ -91,12 +110,21 @@ def sim_processes(profile: str):
 
 
 class MeasuringClient(ModelClient):
-    """The real client; it only notes the size of each request body it sends."""
+    """The real client; it only notes the size of each request body it sends, and of its newest image."""
 
     sent: list[int]
+    current_image: list[int]
 
     def complete(self, messages, *, episode_id=None):
         self.sent.append(len(json.dumps(messages, ensure_ascii=False).encode()))
+        urls = [
+            part["image_url"]["url"]
+            for message in messages
+            if isinstance(message.get("content"), list)
+            for part in message["content"]
+            if part.get("type") == "image_url"
+        ]
+        self.current_image.append(len(urls[-1]) if urls else 0)
         return super().complete(messages, episode_id=episode_id)
 
 
@@ -111,6 +139,7 @@ def run_ours(serial: str, adb: str, base_url: str, episodes: int, store: Traject
     cpu, wall, sent, png_b64 = [], [], [], []
     client = MeasuringClient([base_url], FAMILY)
     client.sent = sent
+    client.current_image = current_image = []
     host, port = adb.split(":")
     dev = adbutils.AdbClient(host=host, port=int(port)).device(serial)
     with client:
@@ -124,16 +153,25 @@ def run_ours(serial: str, adb: str, base_url: str, episodes: int, store: Traject
                 wall.append((now[1] - marks[-1][1]) * 1000)
                 marks.append(now)
 
-            result = run_task(TASK, device=serial, adb=adb, base_url=base_url, model=FAMILY, family=FAMILY,
-                              store=store, client=client, on_step=on_step,
-                              config=AgentConfig(popup_rules=False))
+            result = run_task(
+                TASK,
+                device=serial,
+                adb=adb,
+                base_url=base_url,
+                model=FAMILY,
+                family=FAMILY,
+                store=store,
+                client=client,
+                on_step=on_step,
+                safety=parse_policy(allow=["send@com.tencent.mm"]),
+            )
             assert result.outcome == "finished", result
             # The full-resolution PNG a peer would send for the same screens.
             for step in store.steps(result.episode_id)[:2]:
                 del step
                 png = dev.shell(["screencap", "-p"], encoding=None)
                 png_b64.append(len(base64.b64encode(png)))
-    return cpu, wall, sent, png_b64
+    return cpu, wall, sent, png_b64, current_image
 
 
 def run_reference(serial: str, adb: str, base_url: str, steps: int) -> list[float]:
@@ -154,12 +192,20 @@ def run_reference(serial: str, adb: str, base_url: str, steps: int) -> list[floa
             url = "data:image/png;base64," + base64.b64encode(png).decode()
             reply = sdk.chat.completions.create(
                 model=FAMILY,
-                messages=[{"role": "user", "content": [{"type": "text", "text": TASK},
-                                                       {"type": "image_url", "image_url": {"url": url}}]}],
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": TASK},
+                            {"type": "image_url", "image_url": {"url": url}},
+                        ],
+                    }
+                ],
                 extra_headers={"X-Mobile-Agent-Episode": "reference"},
             )
-            from PIL import Image
             import io
+
+            from PIL import Image
 
             size = Image.open(io.BytesIO(png)).size
             from mobile_agent.actions import Size
@@ -178,24 +224,40 @@ def run_reference(serial: str, adb: str, base_url: str, steps: int) -> list[floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=5)
+    parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--reference-steps", type=int, default=6)
     args = parser.parse_args()
     out: dict = {"task": TASK, "family": FAMILY, "screen": "1080x2400"}
     with tempfile.TemporaryDirectory() as tmp, TrajectoryStore.open(root=Path(tmp)) as store:
         with sim_processes("instant") as (serial, adb, base_url):
-            cpu, _, sent, png_b64 = run_ours(serial, adb, base_url, args.episodes, store)
-        out["cpu_ms_per_step"] = {"median": round(statistics.median(cpu), 1), "p90": round(sorted(cpu)[int(len(cpu) * 0.9)], 1),
-                                  "steps": len(cpu), "goal": 15}
-        ratio = statistics.median(sent) / statistics.median(png_b64)
-        out["bytes"] = {"request_median": int(statistics.median(sent)), "png_base64_median": int(statistics.median(png_b64)),
-                        "ratio": round(ratio, 3), "goal": 0.20}
+            cpu, _, sent, png_b64, current = run_ours(serial, adb, base_url, args.episodes, store)
+        out["cpu_ms_per_step"] = {
+            "median": round(statistics.median(cpu), 1),
+            "p90": round(sorted(cpu)[int(len(cpu) * 0.9)], 1),
+            "steps": len(cpu),
+            "goal": 15,
+        }
+        png = statistics.median(png_b64)
+        out["bytes"] = {
+            "png_base64_median": int(png),
+            "current_image_median": int(statistics.median(current)),
+            "current_image_ratio": round(statistics.median(current) / png, 3),
+            "request_median": int(statistics.median(sent)),
+            "request_ratio": round(statistics.median(sent) / png, 3),
+            "note": "the request also carries the last 2 screenshots of history (PromptOptions.history_images)",
+            "goal": 0.20,
+        }
         with sim_processes("phone") as (serial, adb, base_url):
-            _, ours_wall, _, _ = run_ours(serial, adb, base_url, max(1, args.episodes // 2), store)
+            _, ours_wall, _, _, _ = run_ours(serial, adb, base_url, max(1, args.episodes // 2), store)
             ref_wall = run_reference(serial, adb, base_url, args.reference_steps)
         ratio = statistics.median(ours_wall) / statistics.median(ref_wall)
-        out["wall"] = {"profile": "phone", "ours_median_ms": round(statistics.median(ours_wall)),
-                       "reference_median_ms": round(statistics.median(ref_wall)), "ratio": round(ratio, 3), "goal": 0.5}
+        out["wall"] = {
+            "profile": "phone",
+            "ours_median_ms": round(statistics.median(ours_wall)),
+            "reference_median_ms": round(statistics.median(ref_wall)),
+            "ratio": round(ratio, 3),
+            "goal": 0.5,
+        }
     print(json.dumps(out, indent=2, ensure_ascii=False))
 
 

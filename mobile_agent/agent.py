@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -22,7 +23,8 @@ from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
 from mobile_agent.device.android import AndroidDevice, Observation
 from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, ParseError, UserError
 from mobile_agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
-from mobile_agent.loops import LoopConfig, LoopDetector, LoopGuard, dhash
+from mobile_agent.imagehash import dhash
+from mobile_agent.loops import LoopConfig, LoopDetector, LoopGuard
 from mobile_agent.model import Geometry, HistoryTurn, ModelFamily, PromptOptions, prepare_image
 from mobile_agent.model.client import ModelClient, Reply
 from mobile_agent.safety import SafetyGate, SafetyPolicy
@@ -181,6 +183,9 @@ class Agent:
             else [ValidityGuard(), SafetyGate(self.config.safety, registry), LoopGuard(self.loops)]
         )
         self.on_step = on_step
+        self._scale: float | None = None
+        self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hierarchy")
+        self._xml_pending: Future[str] | None = None
         self._approval: _Approval | None = None
 
     # ----- the loop ---------------------------------------------------------------------------------------------
@@ -268,11 +273,14 @@ class Agent:
     def _step(self) -> None:
         started = time.time()
         t0 = time.perf_counter()
-        obs = self.device.observe()
-        draft = _StepDraft(self._index, started, obs)
-        draft.timings["screenshot"] = obs.screenshot_ms
         self._xml: str | None = None
         self._xml_fetched = False
+        # Popup rules need this step's view tree before the model is asked: dump it while the screenshot and the
+        # foreground app are read, not after.
+        self._xml_pending = self._prefetch.submit(self.device.hierarchy) if self.config.popup_rules else None
+        obs = self.device.observe(self._observe_scale())
+        draft = _StepDraft(self._index, started, obs)
+        draft.timings["screenshot"] = obs.screenshot_ms
         if obs.secure:
             self._take_over(draft, None, "secure_screen", takeover_question("secure_screen", None))
             return
@@ -303,19 +311,28 @@ class Agent:
         package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
             return
-        result = self.device.perform(action, package=package)
+        result = self.device.perform(action, package=package, before=draft.observation.screenshot)
         draft.timings["act"] = result.act_ms
         draft.timings["settle"] = result.settle_ms
         self._record(draft, t0)
         self.loops.note(screen_hash, action)
 
     # ----- step parts -------------------------------------------------------------------------------------------
+    def _observe_scale(self) -> float:
+        """Ask the phone for frames at the model's working size: the host then never decodes, resizes or re-encodes
+        a full-resolution screenshot (the biggest CPU cost of a step), and the store keeps what the model saw."""
+        if self._scale is None:
+            device = self.device.screen_size()
+            self._scale = min(1.0, self.family.working_size(device).width / device.width)
+        return self._scale
+
     def _hierarchy(self) -> str | None:
         """The view tree of this step, dumped at most once (popup rules, walls and the safety gate share it)."""
         if not self._xml_fetched:
             self._xml_fetched = True
+            pending, self._xml_pending = self._xml_pending, None
             try:
-                self._xml = self.device.hierarchy()
+                self._xml = pending.result() if pending is not None else self.device.hierarchy()
             except DeviceLost:
                 raise
             except DeviceError as exc:
@@ -337,7 +354,7 @@ class Agent:
         draft.action = match.action
         draft.thought = f"popup rule: {match.rule.id if hasattr(match.rule, 'id') else match.rule}"
         t0 = time.perf_counter()
-        result = self.device.perform(match.action)
+        result = self.device.perform(match.action, before=draft.observation.screenshot)
         draft.timings["act"] = result.act_ms
         draft.timings["settle"] = result.settle_ms
         self._record(draft, t0)
@@ -544,7 +561,7 @@ class Agent:
         """The first step of a resumed episode: what the person did, then back to the model."""
         if pause.kind == "confirm":
             verdict = Verdict.ALLOW if approved else Verdict.BLOCK
-            obs = self.device.observe()
+            obs = self.device.observe(self._observe_scale())
             draft = _StepDraft(self._index, time.time(), obs, source="human")
             draft.thought = (
                 f"the person {'confirmed' if approved else 'declined'}: {pause.question.splitlines()[0]}"
@@ -575,14 +592,14 @@ class Agent:
         package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
             return
-        result = self.device.perform(action, package=package)
+        result = self.device.perform(action, package=package, before=draft.observation.screenshot)
         draft.timings["act"] = result.act_ms
         draft.timings["settle"] = result.settle_ms
         self._record(draft, t0, add_history=False)
 
     def _human_step(self, kind: str, answer: str) -> None:
         """Record what the person did (the screen after them) and tell the model about it in the next prompt."""
-        obs = self.device.observe()
+        obs = self.device.observe(self._observe_scale())
         draft = _StepDraft(self._index, time.time(), obs, source="human")
         said = answer.strip()
         draft.thought = f"{kind}: the person took over" + (f" and replied: {said}" if said else "")
@@ -621,6 +638,10 @@ class Agent:
             draft.timings["total"] = (time.perf_counter() - t0) * 1000
         obs = draft.observation
         reply = draft.reply
+        if draft.hierarchy is None and getattr(self, "_xml_fetched", False):
+            # The view tree of the observed screen, when this step read it anyway: offline evaluation scores taps
+            # by the element under them, and verification reads the final screen's text from it.
+            draft.hierarchy = self._xml
         record = StepRecord(
             index=draft.index,
             started_at=draft.started_at,

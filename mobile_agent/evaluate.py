@@ -18,6 +18,7 @@ parsed into an action and scored twice, and the two scores are never merged:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import unicodedata
@@ -301,6 +302,10 @@ class _EpisodeEvaluator:
                 log.info("episode %s step %d has no screenshot; not evaluated", episode.id, step.index)
                 continue
             prepared = prepare_image(shot.read_bytes(), self.family)
+            if (
+                step.screen is not None
+            ):  # the recorded frame may be phone-scaled; actions are in screen pixels
+                prepared = dataclasses.replace(prepared, device_size=step.screen)
             out.append(self._score(episode, step, app, prepared, history))
             if step.action_source == ActionSource.MODEL:
                 history.append(self._history_turn(episode, step, prepared))

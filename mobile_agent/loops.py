@@ -7,32 +7,11 @@ model keeps going, the episode ends as ``loop``. Thresholds live in ``LoopConfig
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
-
-from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind
 from mobile_agent.guards import Decision, GuardContext, Verdict
-
-
-def dhash(image: bytes | Image.Image, size: int = 16) -> int:
-    """Difference hash: ``size`` x ``size`` bits, one per horizontally adjacent pair of a grey thumbnail."""
-    img = Image.open(io.BytesIO(image)) if isinstance(image, (bytes, bytearray)) else image
-    if img.format == "JPEG":
-        img.draft("L", (size * 8, size * 8))  # decode at a fraction of the size; enough for a thumbnail
-    grey = img.convert("L").resize((size + 1, size), Image.Resampling.BILINEAR)
-    pixels = grey.tobytes()
-    bits = 0
-    for row in range(size):
-        offset = row * (size + 1)
-        for col in range(size):
-            bits = (bits << 1) | (pixels[offset + col] > pixels[offset + col + 1])
-    return bits
-
-
-def distance(a: int, b: int) -> int:
-    return (a ^ b).bit_count()
+from mobile_agent.imagehash import dhash, distance  # noqa: F401 - re-exported for loop users
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ can run on the phone.
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import logging
 import re
@@ -35,6 +34,7 @@ from mobile_agent.errors import (
     U2AlreadyRegistered,
     UserError,
 )
+from mobile_agent.imagehash import dhash, distance
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -65,8 +65,8 @@ class Observation:
 class SettleOptions:
     timeout: float = 2.0  # never wait longer than this for the screen to stop changing
     grace: float = 0.3  # how long an unchanged screen may take to start changing after an action
-    poll_scale: float = 0.15  # small frames are enough to see whether the screen still moves
-    poll_quality: int = 40
+    same_within: int = 2  # frames whose dHashes differ in at most this many of 256 bits are the same screen
+    reuse_within: float = 1.0  # the settled frame serves as the next observation if it is younger than this
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,8 @@ class AndroidDevice:
         self._client = adb_client(adb)
         self._lock = threading.RLock()
         self._size: Size | None = None
+        self._frame_scale = 1.0  # the scale observations are taken at; settling polls at the same scale
+        self._settled: tuple[bytes, float, float] | None = None  # (jpeg, scale, monotonic time)
 
     # ----- connection -------------------------------------------------------------------------------------------
     @cached_property
@@ -258,7 +260,16 @@ class AndroidDevice:
         size). ``Observation.size`` is always the screen in device pixels."""
         with self._lock:
             started = time.perf_counter()
-            jpeg = self.screenshot_jpeg(scale)
+            self._frame_scale = scale
+            fresh, self._settled = self._settled, None
+            if (
+                fresh is not None
+                and fresh[1] == scale
+                and time.monotonic() - fresh[2] < self.settle_options.reuse_within
+            ):
+                jpeg = fresh[0]  # the frame settling ended on: nothing has happened since
+            else:
+                jpeg = self.screenshot_jpeg(scale)
             shot_ms = (time.perf_counter() - started) * 1000
             image_size = Size(*Image.open(io.BytesIO(jpeg)).size)
             size = self.screen_size()
@@ -288,16 +299,22 @@ class AndroidDevice:
         return set(self._guard(lambda: self.adb.list_packages()))
 
     # ----- act --------------------------------------------------------------------------------------------------
-    def perform(self, action: Action, *, package: str | None = None) -> ActResult:
-        """Do the action, then wait for the screen to settle. ``package`` is the resolved app for LAUNCH."""
+    def perform(
+        self, action: Action, *, package: str | None = None, before: bytes | None = None
+    ) -> ActResult:
+        """Do the action, then wait for the screen to settle.
+
+        ``package`` is the resolved app for LAUNCH; ``before`` is the frame the action was chosen on (the
+        observation), so settling can tell a screen that changed from one that has not started changing yet.
+        """
         with self._lock:
-            before = self._small_frame() if action.kind is not ActionKind.WAIT else None
+            self._settled = None
             started = time.perf_counter()
             self._do(action, package)
             act_ms = (time.perf_counter() - started) * 1000
             if action.kind in (ActionKind.ANSWER, ActionKind.FINISH, ActionKind.CALL_USER):
                 return ActResult(act_ms, 0.0, True)
-            settle_ms, settled = self.settle(before)
+            settle_ms, settled = self.settle(dhash(before) if before is not None else None)
             return ActResult(act_ms, settle_ms, settled)
 
     def _do(self, action: Action, package: str | None) -> None:
@@ -377,27 +394,31 @@ class AndroidDevice:
         return self._guard(lambda: self.adb.shell(args))
 
     # ----- settle -----------------------------------------------------------------------------------------------
-    def _small_frame(self) -> bytes:
-        o = self.settle_options
-        return hashlib.sha1(self.screenshot_jpeg(o.poll_scale, o.poll_quality)).digest()
-
-    def settle(self, before: bytes | None = None) -> tuple[float, bool]:
-        """Poll small frames until two in a row match (and the screen changed, or the grace time passed).
+    def settle(self, before: int | None = None) -> tuple[float, bool]:
+        """Poll frames until two in a row show the same screen (and it differs from ``before``, the dHash of the
+        frame the action was chosen on, or the grace time passed). Frames are taken at the observation scale, so
+        the last one is kept and serves as the next observation.
 
         Returns (milliseconds waited, whether the screen settled within the bound).
         """
         o = self.settle_options
         started = time.perf_counter()
-        previous = self._small_frame()
+        frame = self.screenshot_jpeg(self._frame_scale)
+        previous = dhash(frame)
+        settled = False
         while True:
             elapsed = time.perf_counter() - started
             if elapsed >= o.timeout:
-                return elapsed * 1000, False
-            current = self._small_frame()
-            changed = before is None or current != before
-            if current == previous and (changed or elapsed >= o.grace):
-                return (time.perf_counter() - started) * 1000, True
+                break
+            frame = self.screenshot_jpeg(self._frame_scale)
+            current = dhash(frame)
+            changed = before is None or distance(current, before) > o.same_within
+            if distance(current, previous) <= o.same_within and (changed or elapsed >= o.grace):
+                settled = True
+                break
             previous = current
+        self._settled = (frame, self._frame_scale, time.monotonic())
+        return (time.perf_counter() - started) * 1000, settled
 
 
 def is_black(jpeg: bytes, threshold: int = 8) -> bool:

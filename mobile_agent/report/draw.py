@@ -171,14 +171,18 @@ def jpeg_data_uri(jpeg: bytes) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
 
 
-def annotated_thumbnail(screenshot: Path | bytes, action: Action | None, width: int = THUMB_WIDTH) -> bytes:
+def annotated_thumbnail(
+    screenshot: Path | bytes, action: Action | None, width: int = THUMB_WIDTH, device_width: int | None = None
+) -> bytes:
     """Read a screenshot (file or bytes), shrink it, draw the action: the picture a report shows for a step.
 
-    Shrinking first (with JPEG draft decoding) keeps a report of hundreds of steps fast.
+    ``device_width`` is the screen width the action's pixels refer to (the recorded frame may have been scaled
+    down by the phone); it defaults to the image's own width. Shrinking first (with JPEG draft decoding) keeps a
+    report of hundreds of steps fast.
     """
     source = io.BytesIO(screenshot) if isinstance(screenshot, bytes) else screenshot
     with Image.open(source) as img:
-        device_width = img.width
+        device_width = device_width or img.width
         if img.format == "JPEG" and img.width > width:
             img.draft(
                 "RGB", (width, width * img.height // img.width)

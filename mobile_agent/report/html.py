@@ -107,7 +107,8 @@ def _step_view(store: TrajectoryStore, step: StepInfo, verdict: EpisodeVerdict, 
     path = store.screenshot_path(step)
     if path is not None:
         try:
-            image_uri = jpeg_data_uri(annotated_thumbnail(path, step.action, thumb_width))
+            device_width = step.screen.width if step.screen else None
+            image_uri = jpeg_data_uri(annotated_thumbnail(path, step.action, thumb_width, device_width))
         except OSError as exc:
             log.warning(
                 "step %d of %s: cannot read its screenshot %s: %s", step.index, step.episode_id, path, exc

@@ -94,7 +94,7 @@ def test_eval_offline_reports_exact_type_and_parameter_accuracy(recorded, erring
     assert (overall.wrong_type, overall.wrong_param, overall.unparsed) == (1, 1, 0)
     by_step = {s.index: s for s in report.scores}
     assert by_step[1].type_correct and by_step[1].param_correct is False
-    assert by_step[1].how.startswith("distance")  # the agent keeps no view tree for model steps
+    assert by_step[1].how == "outside the element bounds"  # scored by the recorded view tree of that step
     assert not by_step[2].type_correct and by_step[2].param_correct is None
     assert by_step[3].param_correct and by_step[4].param_correct
     assert list(report.by_app) == ["com.tencent.mm"]

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from mobile_agent.actions import Outcome
-from mobile_agent.agent import Agent
+from mobile_agent.agent import Agent, AgentConfig
 from mobile_agent.device.android import AndroidDevice
 from mobile_agent.model import get_family
 from mobile_agent.model.client import ModelClient
 from mobile_agent.report.html import write_report
 from mobile_agent.runtime import load_registry
+from mobile_agent.safety import parse_policy
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.model_server import SimModelServer
 from mobile_agent.store import TrajectoryStore
@@ -52,7 +53,10 @@ def recorded_run(adb_server, tmp_path_factory) -> tuple[str, str, int]:
             with SimFarm(1, scenario=scenario, adb_port=adb_server.port) as farm:
                 device = AndroidDevice(farm.serials[0], adb=f"127.0.0.1:{farm.adb_port}")
                 with ModelClient([model.base_url], model.served_model) as client:
-                    agent = Agent(device, get_family("ui-venus-2"), client, store, registry=registry)
+                    config = AgentConfig(safety=parse_policy(allow=["send@com.tencent.mm"]))
+                    agent = Agent(
+                        device, get_family("ui-venus-2"), client, store, registry=registry, config=config
+                    )
                     result = agent.run(task, run_id=run.id)
             assert result.outcome == Outcome.FINISHED, result
         store.finish_run(run.id)

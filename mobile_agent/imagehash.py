@@ -1,0 +1,31 @@
+"""A perceptual hash of screenshots: are two frames the same screen, whatever their size or JPEG noise?
+
+Used to see whether the screen settled (device), whether an action had any effect (loops), whether a replayed
+screen matches the recording (replay) and whether a step was ineffective (verification).
+"""
+
+from __future__ import annotations
+
+import io
+
+from PIL import Image
+
+
+def dhash(image: bytes | Image.Image, size: int = 16) -> int:
+    """Difference hash: ``size`` x ``size`` bits, one per horizontally adjacent pair of a grey thumbnail."""
+    img = Image.open(io.BytesIO(image)) if isinstance(image, (bytes, bytearray)) else image
+    if img.format == "JPEG":
+        img.draft("L", (size * 8, size * 8))  # decode at a fraction of the size; enough for a thumbnail
+    grey = img.convert("L").resize((size + 1, size), Image.Resampling.BILINEAR)
+    pixels = grey.tobytes()
+    bits = 0
+    for row in range(size):
+        offset = row * (size + 1)
+        for col in range(size):
+            bits = (bits << 1) | (pixels[offset + col] > pixels[offset + col + 1])
+    return bits
+
+
+def distance(a: int, b: int) -> int:
+    """How many bits differ."""
+    return (a ^ b).bit_count()
