@@ -6,6 +6,7 @@ screen matches the recording (replay) and whether a step was ineffective (verifi
 
 from __future__ import annotations
 
+import functools
 import io
 
 from PIL import Image
@@ -13,7 +14,18 @@ from PIL import Image
 
 def dhash(image: bytes | Image.Image, size: int = 16) -> int:
     """Difference hash: ``size`` x ``size`` bits, one per horizontally adjacent pair of a grey thumbnail."""
-    img = Image.open(io.BytesIO(image)) if isinstance(image, (bytes, bytearray)) else image
+    if isinstance(image, (bytes, bytearray)):
+        return _dhash_of_bytes(bytes(image), size)
+    return _dhash(image, size)
+
+
+@functools.lru_cache(maxsize=16)
+def _dhash_of_bytes(data: bytes, size: int) -> int:
+    # A frame is hashed by several readers in one step (settling, the loop detector, pauses): decode it once.
+    return _dhash(Image.open(io.BytesIO(data)), size)
+
+
+def _dhash(img: Image.Image, size: int) -> int:
     if img.format == "JPEG":
         img.draft("L", (size * 8, size * 8))  # decode at a fraction of the size; enough for a thumbnail
     grey = img.convert("L").resize((size + 1, size), Image.Resampling.BILINEAR)

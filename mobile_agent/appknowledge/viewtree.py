@@ -65,7 +65,15 @@ class ViewTree:
 
     @classmethod
     def parse(cls, hierarchy_xml: str | bytes) -> ViewTree | None:
-        """None when the text is not a dump (the caller then simply has no rule to apply)."""
+        """None when the text is not a dump (the caller then simply has no rule to apply).
+
+        A step consults one dump several times (popup rules, walls, the safety gate): the last few parses are
+        kept, and a ViewTree is never changed after it is built.
+        """
+        return _parse_cached(hierarchy_xml) if cls is ViewTree else cls._parse(hierarchy_xml)
+
+    @classmethod
+    def _parse(cls, hierarchy_xml: str | bytes) -> ViewTree | None:
         data = hierarchy_xml.encode("utf-8") if isinstance(hierarchy_xml, str) else hierarchy_xml
         try:
             parser = etree.XMLParser(resolve_entities=False, no_network=True, recover=False)
@@ -90,6 +98,11 @@ class ViewTree:
 
     def any_element(self, rule: ConsequentialRule) -> Element | None:
         return next((e for e in self.elements if _visible(e) and rule_holds(rule, e.as_dict())), None)
+
+
+@lru_cache(maxsize=4)
+def _parse_cached(hierarchy_xml: str | bytes) -> ViewTree | None:
+    return ViewTree._parse(hierarchy_xml)
 
 
 def _element(node: etree._Element) -> Element:
