@@ -39,6 +39,7 @@ from mobile_agent.takeover import (
     resume_hint,
     takeover_question,
 )
+from mobile_agent.verify.labels import Critic
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,7 @@ class Agent:
         user: UserChannel | None = None,
         guards: list[Guard] | None = None,
         on_step: Callable[[StepEvent], None] | None = None,
+        critic: Critic | None = None,
     ) -> None:
         self.device = device
         self.family = family
@@ -183,6 +185,7 @@ class Agent:
             else [ValidityGuard(), SafetyGate(self.config.safety, registry), LoopGuard(self.loops)]
         )
         self.on_step = on_step
+        self.critic = critic
         self._scale: float | None = None
         self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hierarchy")
         self._xml_pending: Future[str] | None = None
@@ -293,6 +296,8 @@ class Agent:
         if loop_hint:
             draft.decisions.append(Decision("loop", Verdict.HINT, loop_hint, kind="loop"))
         self._ask_model(draft, loop_hint)
+        if self.critic is not None and draft.action is not None:
+            self._critique(draft, loop_hint, t0)
         action = draft.action
         if action is None:  # unusable reply, already recorded
             return
@@ -402,6 +407,45 @@ class Agent:
         draft.action = parsed.action
         draft.thought = parsed.thought
         self._pending_turn = HistoryTurn(image=prepared.jpeg, reply=reply.text, action=parsed.action)
+
+    def _critique(self, draft: _StepDraft, loop_hint: str | None, t0: float) -> None:
+        """The critic labels the proposed action before it runs; on ``wrong`` the model is asked again with the
+        critique, up to ``critic.max_reasks`` times. Every label is recorded with the step."""
+        critic = self.critic
+        for reask in range(critic.max_reasks + 1):
+            action = draft.action
+            if action is None or action.kind in (ActionKind.FINISH, ActionKind.ANSWER, ActionKind.CALL_USER):
+                return
+            label = critic.label(
+                self._task,
+                [turn.reply for turn in self._history],
+                draft.observation.screenshot,
+                action.describe(),
+                action=action,
+                episode_id=self._episode_id,
+            )
+            name = label.label.value if label.label is not None else "unavailable"
+            wrong = label.is_wrong
+            draft.decisions.append(
+                Decision(
+                    "critic",
+                    Verdict.HINT if wrong else Verdict.ALLOW,
+                    f"{name}: {label.rationale}",
+                    kind=name,
+                )
+            )
+            if not wrong:
+                return
+            if reask == critic.max_reasks:
+                if critic.block_when_still_wrong:
+                    self._record(draft, t0)
+                    raise _EpisodeEnd(
+                        Outcome.BLOCKED, f"critic: {action.describe()} is still wrong: {label.rationale}"
+                    )
+                return
+            self._correction = critic.correction(label, action.describe())
+            draft.reply, draft.action, draft.thought = None, None, ""
+            self._ask_model(draft, loop_hint)
 
     def _unusable(self, draft: _StepDraft, kind: str, message: str, correction: str) -> None:
         """Record a step whose action cannot be executed, and ask the model again with a correction."""

@@ -109,6 +109,25 @@ def _print_outcome(result, location: str | None = None) -> None:
         console.print(f"trajectory: {escape(location)}  (mobile-agent show {result.episode_id})")
 
 
+def _critic(url: str | None, model: str | None, reasks: int, fail_closed: bool):
+    if not url:
+        return None
+    from mobile_agent.model.client import ModelClient
+    from mobile_agent.verify.labels import Critic
+
+    if model is None:
+        try:
+            served = ModelClient([url], "probe", timeout=15.0, max_retries=1).list_models()
+        except MobileAgentError:
+            served = []
+        if not served and fail_closed:
+            raise UserError(
+                f"the critic at {url} lists no model", "pass --critic-model, or check the endpoint"
+            )
+        model = served[0] if served else "critic"
+    return Critic(ModelClient([url], model, timeout=60.0), fail_closed=fail_closed, max_reasks=reasks)
+
+
 @app.command()
 def run(
     task: str = typer.Argument(..., help="What the agent should do, in plain words."),
@@ -142,6 +161,21 @@ def run(
     policy: list[str] | None = typer.Option(None, "--policy", help=POLICY_HELP),
     allow: list[str] | None = typer.Option(None, "--allow", help=ALLOW_HELP),
     deny: list[str] | None = typer.Option(None, "--deny", help=DENY_HELP),
+    critic: str | None = typer.Option(
+        None,
+        "--critic",
+        envvar="MOBILE_AGENT_CRITIC",
+        help="Endpoint of a critic model that labels each action first.",
+    ),
+    critic_model: str | None = typer.Option(
+        None, "--critic-model", help="Critic model name (default: the first served)."
+    ),
+    critic_reasks: int = typer.Option(
+        2, "--critic-reasks", min=0, help="Re-ask the model this often on 'wrong'."
+    ),
+    critic_fail_closed: bool = typer.Option(
+        False, "--critic-fail-closed", help="Stop the episode when the critic cannot be asked."
+    ),
     non_interactive: bool = typer.Option(
         False, "--non-interactive", help="Never ask the terminal; end as needs_user."
     ),
@@ -153,6 +187,7 @@ def run(
     config = AgentConfig(max_steps=max_steps, timeout_s=timeout, popup_rules=not no_popup_rules)
     user = NoUser() if non_interactive else TerminalUser()
     safety = policy_from_options(policy, allow, deny)
+    reviewer = _critic(critic, critic_model, critic_reasks, critic_fail_closed)
     result = run_task(
         task,
         device=device,
@@ -166,6 +201,7 @@ def run(
         user=user,
         on_step=_print_step,
         safety=safety,
+        critic=reviewer,
     )
     _print_outcome(result)
     raise typer.Exit(0 if result.ok else 1)

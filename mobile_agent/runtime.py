@@ -16,6 +16,7 @@ from mobile_agent.model import get_family
 from mobile_agent.model.client import ModelClient
 from mobile_agent.safety import PolicyAction, PolicyRule, SafetyPolicy
 from mobile_agent.store import TrajectoryStore
+from mobile_agent.verify.labels import Critic
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +52,11 @@ def run_task(
     store: TrajectoryStore | None = None,
     client: ModelClient | None = None,
     safety: SafetyPolicy | None = None,
+    critic: Critic | None = None,
 ) -> EpisodeResult:
     """Run one task on one phone until it ends; every step is recorded in the store.
+
+    ``critic`` labels each proposed action before it runs and has the model re-propose a ``wrong`` one.
 
     ``safety`` overrides ``config.safety`` (default: ask before every consequential action; when ``user`` cannot
     answer, the episode pauses as needs_user and ``mobile_agent.takeover.resume_episode`` continues it).
@@ -77,6 +81,7 @@ def run_task(
             config=config,
             user=user,
             on_step=on_step,
+            critic=critic,
         )
         return agent.run(task)
     finally:
