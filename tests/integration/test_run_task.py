@@ -156,3 +156,21 @@ def test_max_steps_bound(sim_farm, store):
         result = _run(farm, server, store, "长任务测试：在微信里来回翻", config=AgentConfig(max_steps=3))
     assert result.outcome == Outcome.MAX_STEPS
     assert len(store.steps(result.episode_id)) == 3
+
+
+@pytest.mark.parametrize("scenario", ["wechat_send_splash", "meituan_update"])
+def test_popups_are_dismissed_by_rules_without_asking_the_model(sim_farm, store, scenario):
+    spec = load_scenario(scenario)
+    farm = sim_farm(1, scenario=scenario)
+    with SimModelServer(family="ui-venus-2", model_name="sim") as server:
+        result = _run(farm, server, store, spec.task)
+        chat_requests = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert result.outcome == Outcome.FINISHED, result.detail
+    steps = store.steps(result.episode_id)
+    rule_steps = [s for s in steps if s.action_source == "rule"]
+    assert rule_steps, "the popup was not handled by a rule"
+    assert all(s.raw_reply is None and s.hierarchy_path for s in rule_steps)
+    # Every request to the model produced a model step: none was spent on the popup.
+    assert len(chat_requests) == len([s for s in steps if s.action_source == "model"])
+    phone = farm.phones[farm.serials[0]]
+    assert phone.state.popups_dismissed, "the simulated phone saw no popup dismissed"
