@@ -149,6 +149,13 @@ def run(
     ),
     max_steps: int = typer.Option(50, "--max-steps", min=1, help="Stop after this many steps."),
     timeout: float = typer.Option(900.0, "--timeout", min=1, help="Episode timeout in seconds."),
+    history_turns: int = typer.Option(8, "--history-turns", min=0, help="Earlier steps shown to the model."),
+    history_images: int = typer.Option(
+        2,
+        "--history-images",
+        min=0,
+        help="Of those, how many keep their screenshot (bytes per step grow with it).",
+    ),
     db: str | None = typer.Option(
         None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
     ),
@@ -182,9 +189,15 @@ def run(
 ) -> None:
     """Run one task on one phone and record every step."""
     from mobile_agent.agent import AgentConfig, NoUser
+    from mobile_agent.model import PromptOptions
     from mobile_agent.runtime import run_task
 
-    config = AgentConfig(max_steps=max_steps, timeout_s=timeout, popup_rules=not no_popup_rules)
+    config = AgentConfig(
+        max_steps=max_steps,
+        timeout_s=timeout,
+        popup_rules=not no_popup_rules,
+        prompt=PromptOptions(max_history_turns=history_turns, history_images=history_images),
+    )
     user = NoUser() if non_interactive else TerminalUser()
     safety = policy_from_options(policy, allow, deny)
     reviewer = _critic(critic, critic_model, critic_reasks, critic_fail_closed)
