@@ -69,9 +69,6 @@ def _mount_optional() -> None:
     sim_app.command("model", help="Serve the simulated model (OpenAI-compatible) on loopback.")(model_command)
 
 
-_mount_optional()
-
-
 class TerminalUser:
     """Asks the person at the terminal; used by `run` unless --non-interactive."""
 
@@ -314,6 +311,9 @@ def doctor(
             if check.fix:
                 console.print(f"    [dim]fix: {escape(check.fix)}[/]")
     raise typer.Exit(1 if failed else 0)
+
+
+_mount_optional()
 
 
 def main(argv: list[str] | None = None) -> None:
