@@ -30,7 +30,7 @@ FAST = SchedulerConfig(poll_s=0.02, heartbeat_s=0.2, probe_every_s=60, endpoint_
 def phones_answer_probes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Fake phones: probe_online says what ``broken[serial]`` says (nothing = healthy)."""
     broken: dict[str, str] = {}
-    monkeypatch.setattr("mobile_agent.scheduler.probe_online", lambda entry: broken.get(entry.serial))
+    monkeypatch.setattr("mobile_agent.scheduler.pool.probe_online", lambda entry: broken.get(entry.serial))
     return broken
 
 

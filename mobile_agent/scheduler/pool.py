@@ -1,0 +1,376 @@
+"""The workers of one process: a thread per phone that leases it and runs claim -> episode -> report, a heartbeat
+that renews claims and leases, and the stop / stall logic."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mobile_agent.actions import Outcome
+from mobile_agent.device.farm import FarmPhone, PhoneEntry, PhoneState, probe_online
+from mobile_agent.errors import DeviceError, ModelUnavailable, UserError
+from mobile_agent.scheduler.endpoint import EndpointGate
+from mobile_agent.scheduler.jobs import (
+    EpisodeRunner,
+    EventSink,
+    Job,
+    JobResult,
+    ProgressEvent,
+    SchedulerConfig,
+    StopRequested,
+    outcome_failure,
+)
+from mobile_agent.scheduler.worker_ids import new_worker_id, worker_is_dead
+from mobile_agent.store import TrajectoryStore
+from mobile_agent.store import queue as q
+
+log = logging.getLogger(__name__)
+
+
+# ----------------------------------------------------------------------------------------------------- worker
+class PhoneWorker(threading.Thread):
+    """Serves one phone: lease it, then claim -> run -> report until the pool stops or the queue is drained."""
+
+    def __init__(self, pool: WorkerPool, phone: FarmPhone) -> None:
+        super().__init__(name=f"worker-{phone.serial}", daemon=True)
+        self.pool = pool
+        self.phone = phone
+        self.entry = phone.entry
+        self.status = "starting"  # starting, idle, starved, running, quarantined, stopped
+        self.claim: q.Claim | None = None
+        self.episode_id: str | None = None
+        self.tags: frozenset[str] = phone.entry.all_tags(pool.extra_tags.get(phone.key, ()))
+
+    # --- helpers --------------------------------------------------------------------------------------------
+    def _emit(self, kind: str, claim: q.Claim | None = None, **fields: Any) -> None:
+        if claim is not None:
+            fields.setdefault("task_id", claim.task_id)
+            fields.setdefault("label", claim.label)
+            fields.setdefault("task", claim.task)
+            fields.setdefault("attempt", claim.attempt)
+        self.pool.emit(ProgressEvent(kind, self.entry.serial, **fields))
+
+    @property
+    def cfg(self) -> SchedulerConfig:
+        return self.pool.config
+
+    # --- the loop -------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        pool = self.pool
+        if not pool.lease_phone(self.entry):
+            self.status = "stopped"
+            self._emit("busy_elsewhere", detail="another worker holds this phone's lease")
+            return
+        try:
+            while not pool.stopping.is_set():
+                if not self._usable():
+                    continue
+                if not pool.gate.wait(pool.stopping):
+                    break
+                claim = q.claim_task(
+                    pool.store,
+                    worker=pool.worker_id,
+                    device=self.entry.key,
+                    tags=self.tags,
+                    run_ids=pool.run_ids,
+                    lease_s=self.cfg.lease_s,
+                )
+                if claim is None:
+                    self.status = "starved" if not pool.servable(self.tags) else "idle"
+                    pool.stopping.wait(self.cfg.poll_s)
+                    continue
+                self._execute(claim)
+        except Exception:  # noqa: BLE001 - a worker must never die silently; the pool sees "stopped"
+            log.exception("worker for %s crashed", self.entry.serial)
+        finally:
+            self.status = "stopped"
+            pool.release_phone(self.entry)
+
+    def _usable(self) -> bool:
+        """False (after waiting a little) while the phone is quarantined and not yet due for a probe."""
+        info = q.farm_device(self.pool.store, self.entry.key)
+        if info is None or not info.quarantined:
+            return True
+        self.status = "quarantined"
+        due = info.quarantined_until
+        if due is not None and due > q.now_utc():
+            self.pool.stopping.wait(min(self.cfg.poll_s * 4, (due - q.now_utc()).total_seconds()))
+            return False
+        problem = probe_online(self.entry)
+        if problem is not None:
+            q.postpone_probe(
+                self.pool.store,
+                self.entry.key,
+                probe_after_s=self.cfg.probe_every_s,
+                reason=f"probe failed: {problem}",
+            )
+            self._emit("probe_failed", detail=problem)
+            return False
+        self._record_device(ok=True)
+        self._emit("restored", detail="probe passed; back in service")
+        return True
+
+    def _record_device(self, ok: bool, reason: str | None = None) -> q.FarmDeviceInfo:
+        return q.record_device_result(
+            self.pool.store,
+            self.entry.key,
+            self.entry.serial,
+            self.entry.adb,
+            ok=ok,
+            reason=reason,
+            quarantine_after=self.cfg.quarantine_after,
+            probe_after_s=self.cfg.probe_every_s,
+        )
+
+    def _on_step(self, index: int, episode_id: str) -> None:
+        self.episode_id = episode_id
+        claim = self.claim
+        self._emit("step", claim, step=index, episode_id=episode_id)
+        if self.pool.stopping.is_set():
+            raise StopRequested()
+
+    def _execute(self, claim: q.Claim) -> None:
+        self.claim, self.episode_id, self.status = claim, None, "running"
+        self.pool.track(claim)
+        self._emit("claimed", claim)
+        job = Job(claim, self.entry, self.pool.worker_id, self._on_step)
+        try:
+            result = self.pool.runner.run(job)
+        except StopRequested:
+            result = JobResult(self.episode_id, Outcome.INTERRUPTED, "the batch was stopped")
+        except ModelUnavailable as exc:
+            result = JobResult(self.episode_id, Outcome.error("model_unavailable"), exc.one_line())
+        except DeviceError as exc:
+            result = JobResult(self.episode_id, Outcome.error(getattr(exc, "kind", "device")), exc.one_line())
+        except Exception as exc:  # noqa: BLE001 - unknown trouble is the phone's until proven otherwise
+            log.exception("task %s on %s failed unexpectedly", claim.label, self.entry.serial)
+            result = JobResult(self.episode_id, Outcome.error("runtime"), f"{type(exc).__name__}: {exc}")
+        finally:
+            self.pool.untrack(claim)
+        try:
+            self._report(claim, result)
+        finally:
+            self.claim, self.episode_id = None, None
+
+    def _report(self, claim: q.Claim, result: JobResult) -> None:
+        store, cfg = self.pool.store, self.cfg
+        failure = outcome_failure(result.outcome)
+        common = dict(episode_id=result.episode_id, outcome=result.outcome, detail=result.detail)
+        if failure is None:
+            if not q.finish_task(store, claim, **common):
+                self._emit("lost", claim, **common)
+                return
+            self._record_device(ok=True)
+            self.pool.gate.report_success()
+            self._emit("done", claim, **common)
+            return
+        delay = self.pool.gate.report_failure() if failure is q.Failure.ENDPOINT else 0.0
+        state = q.retry_task(
+            store,
+            claim,
+            failure=failure,
+            max_device_failures=cfg.max_device_retries,
+            max_endpoint_failures=cfg.max_endpoint_retries,
+            delay_s=delay,
+            **common,
+        )
+        if state is None:
+            self._emit("lost", claim, **common)
+        elif state is q.TaskState.FAILED:
+            self._emit("failed", claim, **common)
+        else:
+            self._emit(
+                "retry", claim, **{**common, "detail": f"{failure}: {result.detail or result.outcome}"}
+            )
+        if failure is q.Failure.ENDPOINT:
+            self._emit("endpoint_down", detail=f"pausing {delay:.1f} s: {result.detail or ''}")
+        if failure is q.Failure.DEVICE:
+            self._device_failed(result)
+
+    def _device_failed(self, result: JobResult) -> None:
+        info = self._record_device(ok=False, reason=result.detail or result.outcome)
+        if not info.quarantined:
+            # One failure may be a hiccup; a phone that does not answer a probe now is not.
+            problem = probe_online(self.entry)
+            if problem is None:
+                return
+            info = self._record_device(ok=False, reason=f"probe after failure: {problem}")
+        if info.quarantined:
+            self.status = "quarantined"
+            self._emit("quarantined", detail=info.quarantine_reason)
+
+
+# -------------------------------------------------------------------------------------------------- the pool
+class WorkerPool:
+    """The workers of one process: a thread per phone, a heartbeat thread, and the stop/stall logic."""
+
+    def __init__(
+        self,
+        store: TrajectoryStore,
+        phones: Sequence[FarmPhone],
+        runner: EpisodeRunner,
+        *,
+        config: SchedulerConfig | None = None,
+        run_ids: Sequence[str] | None = None,
+        on_event: EventSink | None = None,
+        endpoint_probe: Callable[[], str | None] | None = None,
+        extra_tags: Mapping[str, Sequence[str]] | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.store = store
+        self.runner = runner
+        self.config = config or SchedulerConfig()
+        self.run_ids = list(run_ids) if run_ids is not None else None
+        self.on_event = on_event
+        self.extra_tags = dict(extra_tags or {})
+        self.worker_id = worker_id or new_worker_id()
+        self.gate = EndpointGate(
+            endpoint_probe,
+            backoff_s=self.config.endpoint_backoff_s,
+            max_backoff_s=self.config.endpoint_backoff_max_s,
+        )
+        self.stopping = threading.Event()
+        usable = [p for p in phones if p.state is PhoneState.ONLINE]
+        self.skipped = [p for p in phones if p.state is not PhoneState.ONLINE]
+        self.workers = [PhoneWorker(self, phone) for phone in usable]
+        self._claims: dict[int, q.Claim] = {}
+        self._leased: set[str] = set()
+        self._lock = threading.Lock()
+        self._events_lock = threading.Lock()
+        self._heartbeat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+        self.interrupted = False
+
+    # --- bookkeeping used by workers --------------------------------------------------------------------------
+    def emit(self, event: ProgressEvent) -> None:
+        if self.on_event is None:
+            return
+        with self._events_lock:
+            try:
+                self.on_event(event)
+            except Exception:  # noqa: BLE001 - a broken display must not stop the farm
+                log.exception("progress callback failed")
+
+    def track(self, claim: q.Claim) -> None:
+        with self._lock:
+            self._claims[claim.task_id] = claim
+
+    def untrack(self, claim: q.Claim) -> None:
+        with self._lock:
+            self._claims.pop(claim.task_id, None)
+
+    def lease_phone(self, entry: PhoneEntry) -> bool:
+        holder = q.farm_device(self.store, entry.key)
+        dead = (
+            [holder.worker] if holder is not None and holder.worker and worker_is_dead(holder.worker) else []
+        )
+        ok = q.lease_device(
+            self.store,
+            entry.key,
+            entry.serial,
+            entry.adb,
+            worker=self.worker_id,
+            lease_s=self.config.lease_s,
+            dead_workers=dead,
+        )
+        if ok:
+            with self._lock:
+                self._leased.add(entry.key)
+        return ok
+
+    def release_phone(self, entry: PhoneEntry) -> None:
+        with self._lock:
+            self._leased.discard(entry.key)
+        try:
+            q.release_device(self.store, entry.key, worker=self.worker_id)
+        except Exception:  # noqa: BLE001 - the lease lapses by itself
+            log.warning("could not release the lease on %s", entry.serial, exc_info=True)
+
+    def servable(self, tags: frozenset[str]) -> bool:
+        return q.count_servable(self.store, tags=tags, run_ids=self.run_ids) > 0
+
+    def _beat(self) -> None:
+        while not self.stopping.wait(self.config.heartbeat_s):
+            self._renew()
+
+    def _renew(self) -> None:
+        with self._lock:
+            claims = list(self._claims.values())
+            leased = list(self._leased)
+        try:
+            q.renew_claims(self.store, claims, self.config.lease_s)
+            for worker in self.workers:
+                if worker.entry.key in leased:
+                    q.lease_device(
+                        self.store,
+                        worker.entry.key,
+                        worker.entry.serial,
+                        worker.entry.adb,
+                        worker=self.worker_id,
+                        lease_s=self.config.lease_s,
+                    )
+        except Exception:  # noqa: BLE001 - one missed heartbeat is harmless; the next one retries
+            log.warning("heartbeat failed", exc_info=True)
+
+    # --- lifecycle --------------------------------------------------------------------------------------------
+    def start(self) -> WorkerPool:
+        if not self.workers:
+            raise UserError(
+                "no phone is online to run tasks on",
+                "check them with `mobile-agent devices`; fix or attach at least one",
+            )
+        self._heartbeat.start()
+        for worker in self.workers:
+            worker.start()
+        return self
+
+    def finished(self) -> bool:
+        """No open task left in the pool's runs (or nothing more this pool can do)."""
+        if not self.config.until_done:
+            return False
+        run_ids = self.run_ids if self.run_ids is not None else q.open_run_ids(self.store)
+        return all(q.run_counts(self.store, run_id).open == 0 for run_id in run_ids)
+
+    def stalled(self) -> bool:
+        """Every worker is stopped, quarantined or has nothing it could ever serve, and nothing is claimed."""
+        if not self.config.until_done:
+            return False
+        with self._lock:
+            if self._claims:
+                return False
+        return all(w.status in ("stopped", "quarantined", "starved") for w in self.workers)
+
+    def wait(self) -> None:
+        """Block until the runs are drained, the pool stalls, or stop() was called. Ctrl-C stops cleanly."""
+        stalled_since: float | None = None
+        try:
+            while not self.stopping.is_set():
+                if self.finished():
+                    break
+                if self.stalled():
+                    stalled_since = stalled_since or time.monotonic()
+                    if time.monotonic() - stalled_since > self.config.stall_s:
+                        log.warning("no phone can make progress; stopping with tasks left")
+                        break
+                else:
+                    stalled_since = None
+                self.stopping.wait(self.config.poll_s)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            log.warning("interrupted: ending the episodes in flight as 'interrupted'")
+        self.stop()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Ask every worker to stop after its current step, and wait for them."""
+        self.stopping.set()
+        for worker in self.workers:
+            if worker.is_alive():
+                worker.join(timeout)
+        if self._heartbeat.is_alive():
+            self._heartbeat.join(timeout)
+
+    def run(self) -> None:
+        self.start()
+        self.wait()
