@@ -301,16 +301,7 @@ class WorkerPool:
             leased = list(self._leased)
         try:
             q.renew_claims(self.store, claims, self.config.lease_s)
-            for worker in self.workers:
-                if worker.entry.key in leased:
-                    q.lease_device(
-                        self.store,
-                        worker.entry.key,
-                        worker.entry.serial,
-                        worker.entry.adb,
-                        worker=self.worker_id,
-                        lease_s=self.config.lease_s,
-                    )
+            q.renew_device_leases(self.store, leased, worker=self.worker_id, lease_s=self.config.lease_s)
         except Exception:  # noqa: BLE001 - one missed heartbeat is harmless; the next one retries
             log.warning("heartbeat failed", exc_info=True)
 

@@ -691,6 +691,20 @@ def lease_device(
     return False
 
 
+def renew_device_leases(store: Any, keys: Sequence[str], *, worker: str, lease_s: float) -> int:
+    """Extend the leases ``worker`` still holds on these phones; a lease released meanwhile stays released."""
+    if not keys:
+        return 0
+    now = now_utc()
+    with store.write_session() as session:
+        result = session.execute(
+            update(FarmDeviceRow)
+            .where(FarmDeviceRow.key.in_(list(keys)), FarmDeviceRow.worker == worker)
+            .values(lease_until=now + timedelta(seconds=lease_s), updated_at=now)
+        )
+        return result.rowcount
+
+
 def release_device(store: Any, key: str, *, worker: str) -> None:
     with store.write_session() as session:
         session.execute(
@@ -825,6 +839,7 @@ __all__ = [
     "reclaim_tasks",
     "release_device",
     "renew_claims",
+    "renew_device_leases",
     "requires_key",
     "run_counts",
 ]
