@@ -267,6 +267,9 @@ class Agent:
             end = _EpisodeEnd(Outcome.error(getattr(e, "kind", "device")), e.one_line())
         except MobileAgentError as e:
             end = _EpisodeEnd(Outcome.error("runtime"), e.one_line())
+        except Exception as e:  # a bug must not leave the episode "running" with its steps unexplained
+            log.exception("episode %s failed unexpectedly", self._episode_id)
+            end = _EpisodeEnd(Outcome.error("internal"), f"{type(e).__name__}: {e}")
         return self._finish(end)
 
     def _finish(self, end: _EpisodeEnd) -> EpisodeResult:
