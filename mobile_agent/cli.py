@@ -234,7 +234,9 @@ def demo(
     result = run_demo(scenario=scenario, family=family, db=db, on_step=_print_step)
     _print_outcome(result.episode, result.store_location)
     mark = "[green]ok[/]" if result.check_ok else "[red]not met[/]"
-    console.print(f"simulated phone's check: {mark} — {escape(result.check_detail)}")
+    console.print(f"simulated phone's check: {mark}")
+    for line in result.check_detail.splitlines():
+        console.print(f"  {escape(line)}")
     raise typer.Exit(0 if result.episode.ok and result.check_ok else 1)
 
 
@@ -275,7 +277,7 @@ def show(
         steps = store.steps(e.id)
         console.print(f"[bold]{escape(e.task)}[/]  episode {e.id} on {e.device}  {e.family}/{e.model}")
         console.print(f"outcome: {e.outcome}  {escape(e.outcome_detail or '')}")
-        table = Table("#", "source", "app", "action", "thought", "ms", "screenshot")
+        table = Table("#", "source", "app", "action", "thought", "guards", "ms", "screenshot")
         for s in steps:
             action = s.action.describe() if s.action else f"[red]{escape(s.error_text or '')}[/]"
             total = s.timings.total_ms
@@ -285,10 +287,19 @@ def show(
                 s.foreground_app or "",
                 action,
                 escape((s.thought or "")[:60]),
+                escape(_notable_decisions(s.guard_decisions)),
                 f"{total:.0f}" if total else "",
                 str(store.screenshot_path(s) or ""),
             )
         console.print(table)
+
+
+def _notable_decisions(decisions: list[dict]) -> str:
+    """Guard decisions worth a glance: anything but a plain allow."""
+    notable = [d for d in decisions if d.get("verdict") != "allow" or d.get("kind")]
+    return ", ".join(
+        f"{d.get('guard')}:{d.get('verdict')}" + (f"({d['kind']})" if d.get("kind") else "") for d in notable
+    )
 
 
 @app.command()
