@@ -31,6 +31,7 @@ from rich.progress import (
 from rich.table import Table
 
 from mobile_agent.errors import UserError
+from mobile_agent.safety_cli import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
 
 log = logging.getLogger(__name__)
 console = Console()
@@ -52,6 +53,9 @@ AdbOpt = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="Default ad
 DbOpt = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON for machines instead of tables.")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No live progress display.")
+PolicyOpt = typer.Option([], "--policy", help=POLICY_HELP)
+AllowOpt = typer.Option([], "--allow", help=ALLOW_HELP)
+DenyOpt = typer.Option([], "--deny", help=DENY_HELP)
 
 # ----- options of batch and worker: each parameter is named after the setting it overrides (see _overrides)
 BaseUrlOpt = typer.Option(
@@ -71,6 +75,12 @@ QuarantineAfterOpt = typer.Option(
 )
 ProbeEveryOpt = typer.Option(
     None, "--probe-every", min=0, help="Seconds before a quarantined phone is probed again (60)."
+)
+ReserveOpt = typer.Option(
+    None,
+    "--reserve",
+    min=0,
+    help="Seconds a phone stays reserved for a person after an episode pauses as needs_user (1800).",
 )
 ResetOpt = typer.Option(
     None,
@@ -125,11 +135,13 @@ def devices_list(
         _print_json([_status_dict(s) for s in statuses])
         return
     table = Table("serial", "adb", "state", "model", "android", "battery", "screen", "u2", "tags", "notes")
-    colours = {"online": "green", "busy": "cyan", "quarantined": "yellow"}
+    colours = {"online": "green", "busy": "cyan", "quarantined": "yellow", "reserved": "magenta"}
     for s in statuses:
         entry, facts = s.phone.entry, s.facts
         state = str(s.state)
-        if s.worker:
+        if s.reserved_by:
+            state += f" for episode {s.reserved_by} until {s.reserved_until.astimezone():%H:%M:%S}"
+        elif s.worker:
             state += f" ({s.worker})"
         if s.quarantine_reason:
             state += f": {s.quarantine_reason}"
@@ -140,7 +152,7 @@ def devices_list(
             escape(facts.model or ""),
             escape(facts.android_version or ""),
             f"{facts.battery}%" if facts.battery is not None else "",
-            facts.screen if s.state.value in ("online", "busy", "quarantined") else "",
+            facts.screen if s.state.value in ("online", "busy", "quarantined", "reserved") else "",
             escape(s.u2),
             escape(" ".join(entry.tags)),
             escape(entry.notes or ""),
@@ -164,6 +176,8 @@ def _status_dict(s: Any) -> dict[str, Any]:
         "u2_error": s.u2_error,
         "worker": s.worker,
         "quarantine_reason": s.quarantine_reason,
+        "reserved_by": s.reserved_by,
+        "reserved_until": s.reserved_until.isoformat() if s.reserved_until else None,
         "tags": list(entry.tags),
         "notes": entry.notes,
     }
@@ -259,7 +273,14 @@ class ProgressView:
                 row.started = None
                 if kind in ("done", "failed"):
                     self.done += 1
-            elif kind in ("quarantined", "probe_failed", "restored", "endpoint_down", "busy_elsewhere"):
+            elif kind in (
+                "quarantined",
+                "probe_failed",
+                "restored",
+                "endpoint_down",
+                "busy_elsewhere",
+                "reserved",
+            ):
                 row.outcome = kind
             if kind in (
                 "retry",
@@ -269,7 +290,8 @@ class ProgressView:
                 "endpoint_down",
                 "busy_elsewhere",
                 "lost",
-            ):
+                "reserved",
+            ) or (kind == "done" and event.outcome == "needs_user"):
                 self.lines.append(
                     f"{event.phone}: {kind} {event.label or ''} {event.detail or event.outcome or ''}"
                 )
@@ -319,6 +341,7 @@ class _LiveDisplay:
             "quarantined",
             "restored",
             "endpoint_down",
+            "reserved",
         ):
             what = event.outcome or event.detail or ""
             console.print(f"{event.phone} {event.kind} {event.label or ''} {what}", highlight=False)
@@ -357,6 +380,11 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "timeout": 600.0,
     "apps_dir": None,
     "model_retries": 4,
+    "reserve": 1800.0,
+    # the safety words, stored with the run as given (see mobile_agent.scheduler.policy)
+    "policy": [],
+    "allow": [],
+    "deny": [],
 }
 
 
@@ -380,6 +408,7 @@ def _overrides(params: dict[str, Any]) -> _Overrides:
     reset = params.get("reset")
     if reset is not None and reset not in {m.value for m in ResetMode}:
         raise UserError(f"unknown --reset {reset!r}", f"use one of: {', '.join(m.value for m in ResetMode)}")
+    policy_from_options(params.get("policy"), params.get("allow"), params.get("deny"))  # UserError if bad
     values = {key: params[key] for key in SETTING_DEFAULTS if key in params}
     path = _inventory_path(params.get("devices"))
     values["devices"] = str(path) if path else None
@@ -393,6 +422,7 @@ def _build_pool(
     *,
     on_event: Any,
     until_done: bool = True,
+    safety: Any = None,
 ) -> tuple[Any, Any]:
     from mobile_agent.device.farm import PhoneState, discover, load_inventory, read_facts
     from mobile_agent.scheduler import (
@@ -419,9 +449,13 @@ def _build_pool(
         store,
         model,
         defaults=EpisodeDefaults(
-            max_steps=settings["max_steps"], timeout_s=settings["timeout"], reset=ResetMode(settings["reset"])
+            max_steps=settings["max_steps"],
+            timeout_s=settings["timeout"],
+            reset=ResetMode(settings["reset"]),
+            reserve_s=settings["reserve"],
         ),
         apps_dir=settings.get("apps_dir"),
+        safety=safety,
     )
     config = SchedulerConfig(
         max_device_retries=settings["retries"],
@@ -516,6 +550,10 @@ def batch_command(
     apps_dir: str | None = typer.Option(
         None, "--apps-dir", envvar="MOBILE_AGENT_APPS", help="Extra manifests."
     ),
+    policy: list[str] = PolicyOpt,
+    allow: list[str] = AllowOpt,
+    deny: list[str] = DenyOpt,
+    reserve: float | None = ReserveOpt,
     resume: str | None = typer.Option(None, "--resume", help="Finish the run RUN (after a crash or Ctrl-C)."),
     name: str | None = typer.Option(None, "--name", help="Name of the new run (default: the file name)."),
     as_json: bool = JsonOpt,
@@ -549,7 +587,8 @@ def batch_command(
             run = submit(store, tasks, name=name, config=settings)
             if not as_json:
                 console.print(f"run {run.id}: tasks from {escape(str(tasks))}")
-        pool, runner = _build_pool(store, settings, [run.id], on_event=None)
+        # The run's policy comes with its stored words (policy_from_words); explicit options win on --resume.
+        pool, runner = _build_pool(store, settings, [run.id], on_event=None, safety=_safety(settings))
         _run_pool(pool, runner, store, run.id, show=not (as_json or quiet))
         finish_run_status(store, run.id, interrupted=pool.interrupted)
         summary = summarize_run(store, run.id)
@@ -561,6 +600,10 @@ def batch_command(
         console.print(f"interrupted; finish it with: mobile-agent batch --resume {summary.run_id}")
         raise typer.Exit(130)
     raise typer.Exit(0 if summary.counts.open == 0 and summary.counts.failed == 0 else 1)
+
+
+def _safety(settings: dict[str, Any]) -> Any:
+    return policy_from_options(settings.get("policy"), settings.get("allow"), settings.get("deny"))
 
 
 def render_summary(summary: Any) -> None:
@@ -590,6 +633,11 @@ def render_summary(summary: Any) -> None:
         console.print(table)
     if summary.quarantined:
         console.print(f"[yellow]quarantined:[/] {', '.join(summary.quarantined)}")
+    if summary.waiting:
+        console.print(
+            f"[magenta]waiting for a person:[/] {len(summary.waiting)} episode(s); their phones stay reserved. "
+            f"Continue one with: mobile-agent resume {summary.waiting[0]} --reply yes (or --reply no)"
+        )
 
 
 # ======================================================================================================= submit
@@ -604,14 +652,22 @@ def submit_command(
         None, "--model", help="Model name workers use unless they say otherwise."
     ),
     family: str | None = typer.Option(None, "--family", help="Family workers use unless they say otherwise."),
+    policy: list[str] = PolicyOpt,
+    allow: list[str] = AllowOpt,
+    deny: list[str] = DenyOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Enqueue a task file as a new run in the (shared) database; `mobile-agent worker` on each host serves it."""
+    """Enqueue a task file as a new run in the (shared) database; `mobile-agent worker` on each host serves it.
+
+    The safety options are stored with the run: every worker applies them to its tasks unless it is given its own.
+    """
     from mobile_agent.scheduler import submit
     from mobile_agent.store import TrajectoryStore
     from mobile_agent.store import queue as q
 
-    config = {k: v for k, v in {"base_url": base_url, "model": model, "family": family}.items() if v}
+    policy_from_options(policy, allow, deny)  # a bad word is a UserError before anything is stored
+    given = {"base_url": base_url, "model": model, "family": family, "policy": policy, "allow": allow}
+    config = {k: v for k, v in {**given, "deny": deny}.items() if v}
     with TrajectoryStore.open(db) as store:
         run = submit(store, tasks, name=name, config=config)
         total = q.run_counts(store, run.id).total
@@ -637,11 +693,18 @@ def worker_command(
     quarantine_after: int | None = QuarantineAfterOpt,
     probe_every: float | None = ProbeEveryOpt,
     reset: str | None = ResetOpt,
+    policy: list[str] = PolicyOpt,
+    allow: list[str] = AllowOpt,
+    deny: list[str] = DenyOpt,
+    reserve: float | None = ReserveOpt,
     forever: bool = typer.Option(False, "--forever", help="Keep waiting for new runs instead of exiting."),
     as_json: bool = JsonOpt,
     quiet: bool = QuietOpt,
 ) -> None:
-    """Serve this host's phones from the shared queue until the runs are done (or forever)."""
+    """Serve this host's phones from the shared queue until the runs are done (or forever).
+
+    Each task runs under the safety policy stored with its run, unless --policy/--allow/--deny are given here.
+    """
     from mobile_agent.store import TrajectoryStore
     from mobile_agent.store import queue as q
 
@@ -651,8 +714,12 @@ def worker_command(
         first = (run_ids or q.open_run_ids(store) or [None])[0]
         stored = dict(store.run(first).config) if first else {}
         stored.pop("devices", None)  # the submitting host's inventory is not this host's
+        for key in ("policy", "allow", "deny"):
+            stored.pop(key, None)  # each run's own words apply to its tasks (mobile_agent.scheduler.policy)
         settings = _settings(overrides, stored)
-        pool, runner = _build_pool(store, settings, run_ids, on_event=None, until_done=not forever)
+        pool, runner = _build_pool(
+            store, settings, run_ids, on_event=None, until_done=not forever, safety=_safety(settings)
+        )
         _run_pool(
             pool,
             runner,

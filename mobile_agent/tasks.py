@@ -12,6 +12,7 @@ YAML — a list of tasks, or a mapping with ``defaults`` and ``tasks``::
         priority: 10
         reset: clear                              # none | home | force-stop | clear (before each episode)
         check: {app: com.tencent.mm, state: {messages_sent: {contains: {contact: 张三}}}}
+        safety: {allow: [send@com.tencent.mm]}    # like --policy/--allow/--deny, on top of the run's policy
 
 JSONL — one task object (or string) per line; blank lines and lines starting with ``#`` are skipped.
 
@@ -28,11 +29,15 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mobile_agent.errors import ConfigError
 
 TASKS_HINT = "see examples/tasks.yaml for the task file format"
+SAFETY_HINT = (
+    "safety takes the words of --policy/--allow/--deny, e.g. {allow: [send@com.tencent.mm], deny: [pay]}; "
+    "kinds: pay transfer order delete send post call sensitive; actions: ask deny allow"
+)
 YAML_SUFFIXES = (".yaml", ".yml")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -79,6 +84,36 @@ def normalize_tags(value: Any) -> tuple[str, ...]:
     return tuple(sorted(tag for tag in out if tag))
 
 
+class TaskSafety(BaseModel):
+    """A task's own safety words, the same as the command-line options: ``policy`` (ask|deny|allow, KIND=ACTION,
+    KIND@APP=ACTION), ``allow`` and ``deny`` (KIND, KIND@APP). They are layered on top of the run's policy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: list[str] = []
+    allow: list[str] = []
+    deny: list[str] = []
+
+    @field_validator("policy", "allow", "deny", mode="before")
+    @classmethod
+    def _words(cls, value: Any) -> list[str]:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+            raise ValueError("expected a word like send@com.tencent.mm or a list of them")
+        return items
+
+    @model_validator(mode="after")
+    def _parses(self) -> TaskSafety:
+        from mobile_agent.errors import UserError
+        from mobile_agent.safety import parse_policy
+
+        try:
+            parse_policy(self.policy, allow=self.allow, deny=self.deny)
+        except UserError as exc:
+            raise ValueError(exc.message) from None
+        return self
+
+
 class TaskSpec(BaseModel):
     """One entry of a task file."""
 
@@ -96,6 +131,12 @@ class TaskSpec(BaseModel):
     priority: int = 0
     reset: ResetMode | None = None
     check: dict[str, Any] | None = None
+    safety: TaskSafety | None = None
+
+    @field_validator("safety", mode="before")
+    @classmethod
+    def _safety(cls, value: Any) -> Any:
+        return {"policy": value} if isinstance(value, (str, list)) else value
 
     @field_validator("task")
     @classmethod
@@ -244,7 +285,7 @@ def _spec(
             hint = "every task needs its text under 'task'"
         else:
             message = f"{field}: {first['msg'].removeprefix('Value error, ')}"
-            hint = TASKS_HINT
+            hint = SAFETY_HINT if loc[:1] == ("safety",) else TASKS_HINT
         raise ConfigError(message, hint, path=path, line=where) from None
     if spec.check is not None:
         _validate_check(spec.check, path, _line_of(lines, ("check",), line))
@@ -318,6 +359,7 @@ __all__ = [
     "ExpandedTask",
     "LoadedTask",
     "ResetMode",
+    "TaskSafety",
     "TaskSpec",
     "expand",
     "load_tasks",

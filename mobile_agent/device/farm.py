@@ -27,6 +27,7 @@ import secrets
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -189,6 +190,7 @@ class PhoneState(str, Enum):
     ABSENT = "absent"  # listed, but its adb server does not know it
     UNREACHABLE = "unreachable"  # its adb server does not answer
     BUSY = "busy"  # a worker holds its lease
+    RESERVED = "reserved"  # held for a person: an episode paused on it (needs_user), or is being resumed
     QUARANTINED = "quarantined"
     DISABLED = "disabled"
 
@@ -374,6 +376,22 @@ def probe_u2(entry: PhoneEntry) -> str | None:
     return None
 
 
+def hold_on(entry: PhoneEntry, holds: Sequence[Any]) -> Any:
+    """The first of ``holds`` (``store.queue.PersonHold``) on this phone, or None. A hold recorded without an adb
+    server (an episode run on the default server) matches the serial on any server."""
+    for hold in holds:
+        if hold.serial != entry.serial:
+            continue
+        if hold.adb_server is None:
+            return hold
+        try:
+            if normalize_adb(hold.adb_server) == entry.adb:
+                return hold
+        except ValueError:
+            continue
+    return None
+
+
 @dataclass(frozen=True)
 class PhoneStatus:
     phone: FarmPhone
@@ -383,6 +401,8 @@ class PhoneStatus:
     u2_checked: bool = False
     worker: str | None = None
     quarantine_reason: str | None = None
+    reserved_by: str | None = None  # the episode a person holds the phone for
+    reserved_until: datetime | None = None
 
     @property
     def u2(self) -> str:
@@ -394,30 +414,36 @@ class PhoneStatus:
 def describe_phones(
     phones: Sequence[FarmPhone], store: Any = None, *, probe: bool = True, threads: int = 8
 ) -> list[PhoneStatus]:
-    """What ``mobile-agent devices`` shows. Busy phones are not probed (a worker is driving them)."""
+    """What ``mobile-agent devices`` shows. Busy and reserved phones are not probed (a worker or a person is
+    using them)."""
     leases: dict[str, Any] = {}
+    holds: list[Any] = []
     if store is not None:
-        from mobile_agent.store.queue import farm_devices
+        from mobile_agent.store.queue import farm_devices, person_holds
 
         leases = {info.key: info for info in farm_devices(store)}
+        holds = person_holds(store)
 
     def one(phone: FarmPhone) -> PhoneStatus:
         info = leases.get(phone.key)
         state = phone.state
         worker = info.worker if info is not None and info.busy() else None
         reason = info.quarantine_reason if info is not None else None
-        if state is PhoneState.ONLINE and reason:
+        hold = hold_on(phone.entry, holds)
+        held = {"reserved_by": hold.episode_id, "reserved_until": hold.until} if hold is not None else {}
+        common = dict(worker=worker, quarantine_reason=reason, **held)
+        if state is PhoneState.ONLINE and hold is not None:
+            state = PhoneState.RESERVED
+        elif state is PhoneState.ONLINE and reason:
             state = PhoneState.QUARANTINED
         elif state is PhoneState.ONLINE and worker:
             state = PhoneState.BUSY
         if phone.state is not PhoneState.ONLINE:
-            return PhoneStatus(phone, state, worker=worker, quarantine_reason=reason)
+            return PhoneStatus(phone, state, **common)
         facts = read_facts(phone.entry)
-        if not probe or worker:
-            return PhoneStatus(phone, state, facts, worker=worker, quarantine_reason=reason)
-        return PhoneStatus(
-            phone, state, facts, probe_u2(phone.entry), True, worker=worker, quarantine_reason=reason
-        )
+        if not probe or worker or hold is not None:
+            return PhoneStatus(phone, state, facts, **common)
+        return PhoneStatus(phone, state, facts, probe_u2(phone.entry), True, **common)
 
     if not phones:
         return []
@@ -669,6 +695,7 @@ __all__ = [
     "check_phones",
     "describe_phones",
     "discover",
+    "hold_on",
     "load_inventory",
     "normalize_adb",
     "prepare_phone",

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mobile_agent.actions import Outcome
-from mobile_agent.device.farm import FarmPhone, PhoneEntry, PhoneState, probe_online
+from mobile_agent.device.farm import FarmPhone, PhoneEntry, PhoneState, hold_on, probe_online
 from mobile_agent.errors import DeviceError, ModelUnavailable, UserError
 from mobile_agent.scheduler.endpoint import EndpointGate
 from mobile_agent.scheduler.jobs import (
@@ -39,9 +39,10 @@ class PhoneWorker(threading.Thread):
         self.pool = pool
         self.phone = phone
         self.entry = phone.entry
-        self.status = "starting"  # starting, idle, starved, running, quarantined, stopped
+        self.status = "starting"  # starting, idle, starved, running, quarantined, reserved, stopped
         self.claim: q.Claim | None = None
         self.episode_id: str | None = None
+        self._hold_seen: tuple[str, str] | None = None  # the hold last reported, so it is reported once
         self.tags: frozenset[str] = phone.entry.all_tags(pool.extra_tags.get(phone.key, ()))
 
     # --- helpers --------------------------------------------------------------------------------------------
@@ -66,7 +67,7 @@ class PhoneWorker(threading.Thread):
             return
         try:
             while not pool.stopping.is_set():
-                if not self._usable():
+                if not self._usable() or self._held_for_person():
                     continue
                 if not pool.gate.wait(pool.stopping):
                     break
@@ -111,6 +112,25 @@ class PhoneWorker(threading.Thread):
             return False
         self._record_device(ok=True)
         self._emit("restored", detail="probe passed; back in service")
+        return True
+
+    def _held_for_person(self) -> bool:
+        """True (after waiting a little) while a person holds the phone: an episode paused on it as needs_user
+        and its reservation has not lapsed, or a paused episode is being resumed on it."""
+        hold = hold_on(self.entry, q.person_holds(self.pool.store))
+        if hold is None:
+            self._hold_seen = None
+            return False
+        self.status = "reserved"
+        if self._hold_seen != (hold.episode_id, hold.how):
+            self._hold_seen = (hold.episode_id, hold.how)
+            self._emit(
+                "reserved",
+                episode_id=hold.episode_id,
+                detail=f"{hold.how} episode {hold.episode_id} holds it until {hold.until:%H:%M:%S} UTC",
+            )
+        left = (hold.until - q.now_utc()).total_seconds()
+        self.pool.stopping.wait(min(self.cfg.poll_s * 4, max(0.01, left)))
         return True
 
     def _record_device(self, ok: bool, reason: str | None = None) -> q.FarmDeviceInfo:
@@ -325,13 +345,14 @@ class WorkerPool:
         return all(q.run_counts(self.store, run_id).open == 0 for run_id in run_ids)
 
     def stalled(self) -> bool:
-        """Every worker is stopped, quarantined or has nothing it could ever serve, and nothing is claimed."""
+        """Every worker is stopped, quarantined, reserved for a person or has nothing it could ever serve, and
+        nothing is claimed."""
         if not self.config.until_done:
             return False
         with self._lock:
             if self._claims:
                 return False
-        return all(w.status in ("stopped", "quarantined", "starved") for w in self.workers)
+        return all(w.status in ("stopped", "quarantined", "reserved", "starved") for w in self.workers)
 
     def wait(self) -> None:
         """Block until the runs are drained, the pool stalls, or stop() was called. Ctrl-C stops cleanly."""

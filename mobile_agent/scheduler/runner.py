@@ -12,7 +12,9 @@ from typing import Any
 
 from mobile_agent.device.farm import PhoneEntry
 from mobile_agent.errors import DeviceError, MobileAgentError
+from mobile_agent.safety import SafetyPolicy
 from mobile_agent.scheduler.jobs import Job, JobResult, outcome_failure
+from mobile_agent.scheduler.policy import EpisodePolicies
 from mobile_agent.store import TrajectoryStore
 from mobile_agent.tasks import ResetMode
 
@@ -40,6 +42,7 @@ class EpisodeDefaults:
     max_steps: int = 30
     timeout_s: float = 600.0
     reset: ResetMode = ResetMode.HOME
+    reserve_s: float = 1800.0  # how long a paused (needs_user) episode keeps its phone for a person
 
 
 class CappedClient:
@@ -89,6 +92,7 @@ class AgentRunner:
         apps_dir: str | Path | None = None,
         registry: Any = None,
         phone_state: PhoneStateSource | None = None,
+        safety: SafetyPolicy | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -96,6 +100,7 @@ class AgentRunner:
         self.apps_dir = apps_dir
         self._registry = registry
         self.phone_state = phone_state
+        self.policies = EpisodePolicies(store, safety)
         self._cap = threading.BoundedSemaphore(model.global_in_flight) if model.global_in_flight else None
         self._clients: dict[str, CappedClient] = {}
         self._devices: dict[str, Any] = {}
@@ -155,9 +160,12 @@ class AgentRunner:
                 job.phone.serial, adb=job.phone.adb
             )
         self._reset(device, ResetMode(spec.get("reset") or self.defaults.reset), claim.app)
+        policy = self.policies.for_task(claim.run_id, spec)
         config = AgentConfig(
             max_steps=int(spec.get("max_steps") or self.defaults.max_steps),
             timeout_s=float(spec.get("timeout") or self.defaults.timeout_s),
+            safety=policy,
+            reserve_s=self.defaults.reserve_s,
         )
         meta: dict[str, Any] = {
             "queue_task": claim.task_id,
@@ -165,6 +173,7 @@ class AgentRunner:
             "worker": job.worker,
             "label": claim.label,
             "phone": job.phone.key,
+            "safety": policy.describe(),
         }
         if spec.get("check"):
             meta["check"] = spec["check"]

@@ -37,7 +37,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from mobile_agent.store.convert import json_safe, now_utc
 from mobile_agent.store.files import TEMP_PREFIX
-from mobile_agent.store.schema import Base, JSONType, StepRow, UTCDateTime
+from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.schema import Base, EpisodeRow, JSONType, StepRow, UTCDateTime
 
 
 class TaskState(str, Enum):
@@ -785,6 +786,46 @@ def _device_info(row: FarmDeviceRow) -> FarmDeviceInfo:
     )
 
 
+# ------------------------------------------------------------------------------------------ held for a person
+@dataclass(frozen=True)
+class PersonHold:
+    """A phone a person may be using: an episode paused on it (``paused``, until its reservation lapses), or a
+    paused episode that ``mobile-agent resume`` is driving again (``resumed``, while that episode runs)."""
+
+    serial: str
+    adb_server: str | None  # as the episode recorded it; None when it ran on the default adb server
+    episode_id: str
+    until: datetime
+    how: str  # paused | resumed
+
+
+def person_holds(store: Any, now: datetime | None = None) -> list[PersonHold]:
+    """Every phone held for a person right now. A resumed episode holds its phone at most as long again as its
+    pause reserved it (so a resume process that died does not hold the phone forever)."""
+    from mobile_agent.store.pauses import RESUMED, PauseRow, reserved_devices
+
+    moment = now or now_utc()
+    holds = [
+        PersonHold(p.device, p.adb_server, p.episode_id, p.reserved_until, "paused")
+        for p in reserved_devices(store, moment)
+    ]
+    query = (
+        select(PauseRow)
+        .join(EpisodeRow, EpisodeRow.id == PauseRow.episode_id)
+        .where(
+            PauseRow.status == RESUMED,
+            PauseRow.resumed_at.is_not(None),
+            EpisodeRow.status == EpisodeStatus.RUNNING.value,
+        )
+    )
+    with store.read_session() as session:
+        for row in session.scalars(query):
+            until = row.resumed_at + (row.reserved_until - row.created_at)
+            if until > moment:
+                holds.append(PersonHold(row.device, row.adb_server, row.episode_id, until, "resumed"))
+    return holds
+
+
 # ------------------------------------------------------------------------------------------- crash clean-up
 def discard_unrecorded_files(store: Any, episode_id: str) -> list[str]:
     """Delete the files of an episode that no step row refers to (a process killed between writing a step's
@@ -815,6 +856,7 @@ __all__ = [
     "FarmDeviceInfo",
     "FarmDeviceRow",
     "NewTask",
+    "PersonHold",
     "QueueAttemptRow",
     "QueueTaskRow",
     "QueuedTask",
@@ -834,6 +876,7 @@ __all__ = [
     "list_tasks",
     "now_utc",
     "open_run_ids",
+    "person_holds",
     "postpone_probe",
     "record_device_result",
     "reclaim_tasks",

@@ -123,3 +123,41 @@ def test_normalize_tags() -> None:
     assert normalize_tags(None) == ()
     with pytest.raises(ValueError):
         normalize_tags({"apps": [{"nested": 1}]})
+
+
+def test_a_task_carries_its_own_safety_words(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "t.yaml",
+        """\
+defaults: {safety: {deny: pay}}
+tasks:
+  - task: 给张三发微信说晚上好
+    safety: {allow: [send@com.tencent.mm]}
+  - task: 打开设置
+  - task: 关闭WLAN
+    safety: ask
+""",
+    )
+    rows = to_new_tasks(load_tasks(path))
+    assert rows[0].spec["safety"] == {"policy": [], "allow": ["send@com.tencent.mm"], "deny": []}
+    assert rows[1].spec["safety"] == {"policy": [], "allow": [], "deny": ["pay"]}  # from the defaults
+    assert rows[2].spec["safety"]["policy"] == ["ask"]  # a bare word is a --policy word
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("- task: x\n  safety: {allow: [sned@com.tencent.mm]}\n", 2, "unknown kind 'sned'"),
+        ("- task: x\n- task: y\n  safety:\n    policy: maybe\n", 3, "'maybe'"),
+        ("- task: x\n  safety:\n    allow: 3\n", 3, "safety.allow"),
+        ("- task: x\n  safety:\n    permit: [send]\n", 3, "unknown key 'safety.permit'"),
+        ("- task: x\n  safety:\n    deny: [send@]\n", 2, "nothing after '@'"),
+    ],
+)
+def test_bad_safety_words_name_file_and_line(tmp_path: Path, text: str, line: int, words: str) -> None:
+    path = write(tmp_path, "t.yaml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_tasks(path)
+    assert caught.value.line == line and words in caught.value.message, caught.value.one_line()
+    assert caught.value.hint
