@@ -174,3 +174,22 @@ def test_popups_are_dismissed_by_rules_without_asking_the_model(sim_farm, store,
     assert len(chat_requests) == len([s for s in steps if s.action_source == "model"])
     phone = farm.phones[farm.serials[0]]
     assert phone.state.popups_dismissed, "the simulated phone saw no popup dismissed"
+
+
+def test_injected_input_refused_by_the_phone_is_a_clear_error(sim_farm, store):
+    farm = sim_farm(1, scenario="wechat_send")
+    farm.phones[farm.serials[0]].faults.input_security_exception = True
+    with SimModelServer(family="ui-venus-2", scripts=[TEST_SCRIPTS], model_name="sim") as server:
+        result = _run(farm, server, store, "长任务测试：在微信里来回翻")
+    assert result.outcome == "error:input_blocked", result.detail
+    assert "USB debugging (Security settings)" in result.detail
+    assert store.check_integrity() == []
+
+
+def test_another_tool_holding_uiautomation_is_a_clear_error(sim_farm, store):
+    farm = sim_farm(1, scenario="wechat_send")
+    farm.phones[farm.serials[0]].faults.u2_already_registered = True
+    with SimModelServer(family="ui-venus-2", scripts=[TEST_SCRIPTS], model_name="sim") as server:
+        result = _run(farm, server, store, "长任务测试：在微信里来回翻")
+    assert result.outcome == "error:u2_already_registered", result.detail
+    assert "Appium" in result.detail
