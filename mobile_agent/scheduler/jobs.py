@@ -28,6 +28,7 @@ class SchedulerConfig:
     endpoint_backoff_s: float = 2.0  # first pause after the endpoint failed; doubles up to the max
     endpoint_backoff_max_s: float = 30.0
     stall_s: float = 120.0  # stop when no phone can make progress for this long
+    holds_max_age_s: float = 2.0  # a phone a person took outside this pool is noticed within this long
     until_done: bool = True  # False: keep serving (a `worker` that waits for new submissions)
 
 

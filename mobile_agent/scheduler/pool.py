@@ -43,6 +43,9 @@ class PhoneWorker(threading.Thread):
         self.claim: q.Claim | None = None
         self.episode_id: str | None = None
         self._hold_seen: tuple[str, str] | None = None  # the hold last reported, so it is reported once
+        self._fresh_holds = True  # look at the pauses table now, not at the pool's snapshot
+        # This worker leases the phone, so only it changes the phone's farm row: it is read once, then kept.
+        self._device: q.FarmDeviceInfo | None = None
         self.tags: frozenset[str] = phone.entry.all_tags(pool.extra_tags.get(phone.key, ()))
 
     # --- helpers --------------------------------------------------------------------------------------------
@@ -61,7 +64,7 @@ class PhoneWorker(threading.Thread):
     # --- the loop -------------------------------------------------------------------------------------------
     def run(self) -> None:
         pool = self.pool
-        if not pool.lease_phone(self.entry):
+        if not pool.holds_lease(self.entry):
             self.status = "stopped"
             self._emit("busy_elsewhere", detail="another worker holds this phone's lease")
             return
@@ -88,11 +91,16 @@ class PhoneWorker(threading.Thread):
             log.exception("worker for %s crashed", self.entry.serial)
         finally:
             self.status = "stopped"
-            pool.release_phone(self.entry)
+            if (
+                not pool.stopping.is_set()
+            ):  # this worker died alone; a stopping pool releases every phone at once
+                pool.release_phone(self.entry)
 
     def _usable(self) -> bool:
         """False (after waiting a little) while the phone is quarantined and not yet due for a probe."""
-        info = q.farm_device(self.pool.store, self.entry.key)
+        if self._device is None:
+            self._device = q.farm_device(self.pool.store, self.entry.key)
+        info = self._device
         if info is None or not info.quarantined:
             return True
         self.status = "quarantined"
@@ -108,6 +116,7 @@ class PhoneWorker(threading.Thread):
                 probe_after_s=self.cfg.probe_every_s,
                 reason=f"probe failed: {problem}",
             )
+            self._device = None  # read the postponed probe time back
             self._emit("probe_failed", detail=problem)
             return False
         self._record_device(ok=True)
@@ -117,7 +126,10 @@ class PhoneWorker(threading.Thread):
     def _held_for_person(self) -> bool:
         """True (after waiting a little) while a person holds the phone: an episode paused on it as needs_user
         and its reservation has not lapsed, or a paused episode is being resumed on it."""
-        hold = hold_on(self.entry, q.person_holds(self.pool.store))
+        now = q.now_utc()
+        holds = self.pool.person_holds(fresh=self._fresh_holds)
+        self._fresh_holds = False
+        hold = hold_on(self.entry, [h for h in holds if h.until > now])
         if hold is None:
             self._hold_seen = None
             return False
@@ -129,12 +141,16 @@ class PhoneWorker(threading.Thread):
                 episode_id=hold.episode_id,
                 detail=f"{hold.how} episode {hold.episode_id} holds it until {hold.until:%H:%M:%S} UTC",
             )
-        left = (hold.until - q.now_utc()).total_seconds()
+        left = (hold.until - now).total_seconds()
         self.pool.stopping.wait(min(self.cfg.poll_s * 4, max(0.01, left)))
+        self._fresh_holds = True  # the person may have resumed or let go meanwhile
         return True
 
     def _record_device(self, ok: bool, reason: str | None = None) -> q.FarmDeviceInfo:
-        return q.record_device_result(
+        known = self._device
+        if ok and known is not None and known.consecutive_failures == 0 and not known.quarantined:
+            return known  # nothing to clear: no write
+        self._device = q.record_device_result(
             self.pool.store,
             self.entry.key,
             self.entry.serial,
@@ -144,6 +160,7 @@ class PhoneWorker(threading.Thread):
             quarantine_after=self.cfg.quarantine_after,
             probe_after_s=self.cfg.probe_every_s,
         )
+        return self._device
 
     def _on_step(self, index: int, episode_id: str) -> None:
         self.episode_id = episode_id
@@ -179,6 +196,8 @@ class PhoneWorker(threading.Thread):
         store, cfg = self.pool.store, self.cfg
         failure = outcome_failure(result.outcome)
         common = dict(episode_id=result.episode_id, outcome=result.outcome, detail=result.detail)
+        if result.outcome == Outcome.NEEDS_USER:
+            self._fresh_holds = True  # the episode paused: its phone is now held for a person
         if failure is None:
             if not q.finish_task(store, claim, **common):
                 self._emit("lost", claim, **common)
@@ -262,6 +281,9 @@ class WorkerPool:
         self._events_lock = threading.Lock()
         self._heartbeat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
         self.interrupted = False
+        self._holds: list[q.PersonHold] = []
+        self._holds_at: float | None = None
+        self._holds_lock = threading.Lock()
 
     # --- bookkeeping used by workers --------------------------------------------------------------------------
     def emit(self, event: ProgressEvent) -> None:
@@ -281,24 +303,34 @@ class WorkerPool:
         with self._lock:
             self._claims.pop(claim.task_id, None)
 
-    def lease_phone(self, entry: PhoneEntry) -> bool:
-        holder = q.farm_device(self.store, entry.key)
-        dead = (
-            [holder.worker] if holder is not None and holder.worker and worker_is_dead(holder.worker) else []
-        )
-        ok = q.lease_device(
+    def lease_phones(self) -> None:
+        """Lease every phone of the pool in one transaction; a phone another live worker holds is left alone."""
+        leased = q.lease_devices(
             self.store,
-            entry.key,
-            entry.serial,
-            entry.adb,
+            [(w.entry.key, w.entry.serial, w.entry.adb) for w in self.workers],
             worker=self.worker_id,
             lease_s=self.config.lease_s,
-            dead_workers=dead,
+            is_dead=worker_is_dead,
         )
-        if ok:
-            with self._lock:
-                self._leased.add(entry.key)
-        return ok
+        with self._lock:
+            self._leased |= leased
+
+    def holds_lease(self, entry: PhoneEntry) -> bool:
+        with self._lock:
+            return entry.key in self._leased
+
+    def release_phones(self) -> None:
+        """Release the phones of the workers that have stopped (one transaction). A worker still stuck in a step
+        keeps its phone: its lease lapses by itself after ``lease_s`` once nobody renews it."""
+        with self._lock:
+            keys = sorted(
+                w.entry.key for w in self.workers if not w.is_alive() and w.entry.key in self._leased
+            )
+            self._leased -= set(keys)
+        try:
+            q.release_devices(self.store, keys, worker=self.worker_id)
+        except Exception:  # noqa: BLE001 - the leases lapse by themselves
+            log.warning("could not release the phones' leases", exc_info=True)
 
     def release_phone(self, entry: PhoneEntry) -> None:
         with self._lock:
@@ -307,6 +339,16 @@ class WorkerPool:
             q.release_device(self.store, entry.key, worker=self.worker_id)
         except Exception:  # noqa: BLE001 - the lease lapses by itself
             log.warning("could not release the lease on %s", entry.serial, exc_info=True)
+
+    def person_holds(self, *, fresh: bool = False) -> list[q.PersonHold]:
+        """The phones held for people, as one snapshot shared by the workers (at most ``holds_max_age_s`` old, or
+        read now with ``fresh``), so that idle workers do not each query the pauses on every poll."""
+        with self._holds_lock:
+            age = None if self._holds_at is None else time.monotonic() - self._holds_at
+            if fresh or age is None or age > self.config.holds_max_age_s:
+                self._holds = q.person_holds(self.store)
+                self._holds_at = time.monotonic()
+            return self._holds
 
     def servable(self, tags: frozenset[str]) -> bool:
         return q.count_servable(self.store, tags=tags, run_ids=self.run_ids) > 0
@@ -332,6 +374,7 @@ class WorkerPool:
                 "no phone is online to run tasks on",
                 "check them with `mobile-agent devices`; fix or attach at least one",
             )
+        self.lease_phones()
         self._heartbeat.start()
         for worker in self.workers:
             worker.start()
@@ -382,6 +425,7 @@ class WorkerPool:
                 worker.join(timeout)
         if self._heartbeat.is_alive():
             self._heartbeat.join(timeout)
+        self.release_phones()
 
     def run(self) -> None:
         self.start()

@@ -13,7 +13,7 @@ finishing or retrying with a stale token (the lease expired and another worker t
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -305,21 +305,32 @@ def claim_task(
     requirements are not a subset of ``tags`` is never taken.
     """
     have = frozenset(tags)
-    with store.write_session() as session:
-        now = now_utc()
-        ready = [
+
+    def ready(now: datetime) -> list[Any]:
+        where = [
             QueueTaskRow.state == TaskState.PENDING.value,
             or_(QueueTaskRow.not_before.is_(None), QueueTaskRow.not_before <= now),
         ]
         if run_ids is not None:
-            ready.append(QueueTaskRow.run_id.in_(list(run_ids)))
-        keys = session.scalars(select(QueueTaskRow.requires_key).where(*ready).distinct()).all()
-        servable = [key for key in keys if parse_requires_key(key) <= have]
+            where.append(QueueTaskRow.run_id.in_(list(run_ids)))
+        return where
+
+    def servable_keys(session: Session, now: datetime) -> list[str]:
+        keys = session.scalars(select(QueueTaskRow.requires_key).where(*ready(now)).distinct()).all()
+        return [key for key in keys if parse_requires_key(key) <= have]
+
+    # Look first without the write lock: an idle worker polling an empty queue must not queue up for it.
+    with store.read_session() as session:
+        if not servable_keys(session, now_utc()):
+            return None
+    with store.write_session() as session:
+        now = now_utc()
+        servable = servable_keys(session, now)
         if not servable:
             return None
         query = (
             select(QueueTaskRow)
-            .where(*ready, QueueTaskRow.requires_key.in_(servable))
+            .where(*ready(now), QueueTaskRow.requires_key.in_(servable))
             .order_by(
                 case((QueueTaskRow.last_device == device, 1), else_=0),
                 QueueTaskRow.priority.desc(),
@@ -692,6 +703,57 @@ def lease_device(
     return False
 
 
+def lease_devices(
+    store: Any,
+    phones: Sequence[tuple[str, str, str]],
+    *,
+    worker: str,
+    lease_s: float,
+    is_dead: Callable[[str], bool] = lambda worker: False,
+) -> set[str]:
+    """``lease_device`` for many phones (key, serial, adb server) in one transaction: the keys now leased.
+
+    A pool starting 32 workers takes one write lock instead of 32 (they would queue for it one by one)."""
+    from sqlalchemy.exc import IntegrityError
+
+    for attempt in range(2):
+        try:
+            with store.write_session() as session:
+                now = now_utc()
+                leased = set()
+                for key, serial, adb_server in phones:
+                    row = _device_row(session, key, serial, adb_server)
+                    held_by_other = (
+                        row.worker not in (None, worker)
+                        and row.lease_until is not None
+                        and row.lease_until > now
+                        and not is_dead(row.worker)
+                    )
+                    if held_by_other:
+                        continue
+                    row.worker = worker
+                    row.lease_until = now + timedelta(seconds=lease_s)
+                    row.updated_at = now
+                    leased.add(key)
+                return leased
+        except IntegrityError:
+            if attempt:  # another host inserted one of these phones at the same moment; the retry sees it
+                raise
+    return set()
+
+
+def release_devices(store: Any, keys: Sequence[str], *, worker: str) -> None:
+    """Give back the leases ``worker`` holds on these phones (one transaction)."""
+    if not keys:
+        return
+    with store.write_session() as session:
+        session.execute(
+            update(FarmDeviceRow)
+            .where(FarmDeviceRow.key.in_(list(keys)), FarmDeviceRow.worker == worker)
+            .values(worker=None, lease_until=None, updated_at=now_utc())
+        )
+
+
 def renew_device_leases(store: Any, keys: Sequence[str], *, worker: str, lease_s: float) -> int:
     """Extend the leases ``worker`` still holds on these phones; a lease released meanwhile stays released."""
     if not keys:
@@ -872,6 +934,7 @@ __all__ = [
     "farm_devices",
     "finish_task",
     "lease_device",
+    "lease_devices",
     "list_attempts",
     "list_tasks",
     "now_utc",
@@ -881,6 +944,7 @@ __all__ = [
     "record_device_result",
     "reclaim_tasks",
     "release_device",
+    "release_devices",
     "renew_claims",
     "renew_device_leases",
     "requires_key",
