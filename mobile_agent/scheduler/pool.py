@@ -43,7 +43,7 @@ class PhoneWorker(threading.Thread):
         self.claim: q.Claim | None = None
         self.episode_id: str | None = None
         self._hold_seen: tuple[str, str] | None = None  # the hold last reported, so it is reported once
-        self._fresh_holds = True  # look at the pauses table now, not at the pool's snapshot
+        self._fresh_holds = False  # True: look at the pauses table now, not at the pool's snapshot
         # This worker leases the phone, so only it changes the phone's farm row: it is read once, then kept.
         self._device: q.FarmDeviceInfo | None = None
         self.tags: frozenset[str] = phone.entry.all_tags(pool.extra_tags.get(phone.key, ()))
