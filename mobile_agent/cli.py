@@ -306,7 +306,12 @@ def _notable_decisions(decisions: list[dict]) -> str:
 def doctor(
     device: str | None = typer.Option(None, "--device", "-d"),
     adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB"),
-    base_url: str | None = typer.Option(None, "--base-url", envvar="MOBILE_AGENT_BASE_URL"),
+    base_url: str = typer.Option(
+        "http://127.0.0.1:8000/v1",
+        "--base-url",
+        envvar="MOBILE_AGENT_BASE_URL",
+        help="Model endpoint to check.",
+    ),
     model: str = typer.Option("ui-venus-2", "--model", envvar="MOBILE_AGENT_MODEL"),
     family: str = typer.Option("ui-venus-2", "--family", envvar="MOBILE_AGENT_FAMILY"),
 ) -> None:
