@@ -21,7 +21,6 @@ import base64
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from mobile_agent.model import get_family
 from mobile_agent.model.client import ModelClient
 from mobile_agent.runtime import run_task
 from mobile_agent.safety import parse_policy
-from mobile_agent.sim.farm import free_port
+from mobile_agent.sim.farm import free_port, free_port_block
 from mobile_agent.store import TrajectoryStore
 
 TASK = "给张三发微信说晚上好"
@@ -46,26 +45,9 @@ FAMILY = "ui-venus-2"
 CLI = [sys.executable, "-m", "mobile_agent.cli"]
 
 
-def _block_of_ports(n: int) -> int:
-    while True:
-        base = free_port()
-        socks = []
-        try:
-            for i in range(n):
-                s = socket.socket()
-                s.bind(("127.0.0.1", base + i))
-                socks.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-
-
 @contextmanager
 def sim_processes(profile: str):
-    adb_port, base_port, model_port = free_port(), _block_of_ports(1), free_port()
+    adb_port, base_port, model_port = free_port(), free_port_block(1), free_port()
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     up = subprocess.Popen(
         [

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from mobile_agent.errors import MobileAgentError, UserError
 from mobile_agent.safety_cli import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
+from mobile_agent.terminal import TerminalUser
 
 try:  # recent typer releases vendor click as typer._click; older ones use click itself
     from typer._click.exceptions import ClickException
@@ -67,19 +68,6 @@ def _mount_optional() -> None:
     app.add_typer(apps_app, name="apps", help="App manifests: list, show, verify on a phone.")
     sim_app.command("up", help="Start simulated phones and connect them to an adb server.")(up_command)
     sim_app.command("model", help="Serve the simulated model (OpenAI-compatible) on loopback.")(model_command)
-
-
-class TerminalUser:
-    """Asks the person at the terminal; used by `run` unless --non-interactive."""
-
-    def ask(self, question: str) -> str | None:
-        if not sys.stdin.isatty():
-            return None
-        console.print(f"[bold yellow]The agent asks:[/] {escape(question)}")
-        try:
-            return input("> ")
-        except EOFError:
-            return None
 
 
 def _print_step(event) -> None:

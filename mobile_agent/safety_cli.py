@@ -6,13 +6,13 @@ into a policy with :func:`policy_from_options`.
 
 from __future__ import annotations
 
-import sys
-
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from mobile_agent.agent import NoUser
 from mobile_agent.safety import SafetyPolicy, parse_policy
+from mobile_agent.terminal import TerminalUser
 
 console = Console()
 
@@ -33,22 +33,6 @@ def policy_from_options(
     if not (policy or allow or deny):
         return None
     return parse_policy(policy or [], allow=allow or [], deny=deny or [])
-
-
-class _TerminalUser:
-    def ask(self, question: str) -> str | None:
-        if not sys.stdin.isatty():
-            return None
-        console.print(f"[bold yellow]The agent asks:[/] {escape(question)}")
-        try:
-            return input("> ")
-        except EOFError:
-            return None
-
-
-class _NoUser:
-    def ask(self, question: str) -> str | None:
-        return None
 
 
 def _print_step(event) -> None:
@@ -100,7 +84,7 @@ def resume_command(
         model=model,
         apps_dir=apps_dir,
         safety=policy_from_options(policy, allow, deny),
-        user=_NoUser() if non_interactive else _TerminalUser(),
+        user=NoUser() if non_interactive else TerminalUser(),
         on_step=_print_step,
     )
     colour = "green" if result.ok else "red"

@@ -53,6 +53,26 @@ def free_port(host: str = LOCALHOST) -> int:
             return port
 
 
+def free_port_block(count: int, host: str = LOCALHOST) -> int:
+    """A base port with ``count`` consecutive free ports from it (for `sim up --base-port`), clear of 5555-5585."""
+    while True:
+        base = free_port(host)
+        if base + count > 65535 or any(base + i in PROBED_PORTS for i in range(count)):
+            continue
+        socks: list[socket.socket] = []
+        try:
+            for offset in range(count):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                socks.append(sock)
+                sock.bind((host, base + offset))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+
+
 class AdbServer:
     """An adb server on host:port, either already running or started here from an adb binary."""
 

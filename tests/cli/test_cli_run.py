@@ -12,29 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from mobile_agent.sim.farm import free_port
+from mobile_agent.sim.farm import free_port, free_port_block
 
 CLI = [sys.executable, "-m", "mobile_agent.cli"]
 
 
 def _ports(phones: int) -> tuple[int, int]:
     """(adb port, base port) with base..base+phones-1 free and apart from the adb port."""
-    import socket
-
     while True:
-        base = free_port()
-        socks = []
-        try:
-            for offset in range(phones):
-                sock = socket.socket()
-                sock.bind(("127.0.0.1", base + offset))
-                socks.append(sock)
-        except OSError:
-            continue
-        finally:
-            for sock in socks:
-                sock.close()
-        adb = free_port()
+        base, adb = free_port_block(phones), free_port()
         if not base <= adb < base + phones:
             return adb, base
 
