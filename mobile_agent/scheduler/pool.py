@@ -74,16 +74,19 @@ class PhoneWorker(threading.Thread):
                     continue
                 if not pool.gate.wait(pool.stopping):
                     break
-                claim = q.claim_task(
-                    pool.store,
-                    worker=pool.worker_id,
-                    device=self.entry.key,
-                    tags=self.tags,
-                    run_ids=pool.run_ids,
-                    lease_s=self.cfg.lease_s,
-                )
+                pending = pool.pending()
+                claim = None
+                if pending.due_for(self.tags):
+                    claim = q.claim_task(
+                        pool.store,
+                        worker=pool.worker_id,
+                        device=self.entry.key,
+                        tags=self.tags,
+                        run_ids=pool.run_ids,
+                        lease_s=self.cfg.lease_s,
+                    )
                 if claim is None:
-                    self.status = "starved" if not pool.servable(self.tags) else "idle"
+                    self.status = "idle" if pending.any_for(self.tags) else "starved"
                     pool.stopping.wait(self.cfg.poll_s)
                     continue
                 self._execute(claim)
@@ -216,6 +219,8 @@ class PhoneWorker(threading.Thread):
             delay_s=delay,
             **common,
         )
+        if state is q.TaskState.PENDING:
+            self.pool.pending_changed()
         if state is None:
             self._emit("lost", claim, **common)
         elif state is q.TaskState.FAILED:
@@ -284,6 +289,9 @@ class WorkerPool:
         self._holds: list[q.PersonHold] = []
         self._holds_at: float | None = None
         self._holds_lock = threading.Lock()
+        self._pending = q.PendingSnapshot()
+        self._pending_at: float | None = None
+        self._pending_lock = threading.Lock()
 
     # --- bookkeeping used by workers --------------------------------------------------------------------------
     def emit(self, event: ProgressEvent) -> None:
@@ -350,8 +358,21 @@ class WorkerPool:
                 self._holds_at = time.monotonic()
             return self._holds
 
-    def servable(self, tags: frozenset[str]) -> bool:
-        return q.count_servable(self.store, tags=tags, run_ids=self.run_ids) > 0
+    def pending(self) -> q.PendingSnapshot:
+        """The pending tasks of the pool's runs, as one snapshot at most ``poll_s`` old shared by the workers:
+        idle workers do not each query the queue on every poll (at the end of a run that steals the CPU, and the
+        database, from the last episodes)."""
+        with self._pending_lock:
+            now = time.monotonic()
+            if self._pending_at is None or now - self._pending_at >= self.config.poll_s:
+                self._pending = q.pending_snapshot(self.store, self.run_ids)
+                self._pending_at = now
+            return self._pending
+
+    def pending_changed(self) -> None:
+        """A task of the pool went back to the queue: the next look reads the queue again."""
+        with self._pending_lock:
+            self._pending_at = None
 
     def _beat(self) -> None:
         while not self.stopping.wait(self.config.heartbeat_s):

@@ -558,6 +558,36 @@ def count_servable(store: Any, *, tags: Iterable[str], run_ids: Sequence[str] | 
         return sum(int(n) for key, n in session.execute(query) if parse_requires_key(key) <= have)
 
 
+@dataclass(frozen=True)
+class PendingSnapshot:
+    """Pending tasks by requirement set: ``requires_key -> (due now, all)``. Lets idle workers tell whether a claim
+    could succeed without each of them asking the database on every poll."""
+
+    by_requirements: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def due_for(self, tags: Iterable[str]) -> bool:
+        have = frozenset(tags)
+        return any(due and parse_requires_key(key) <= have for key, (due, _) in self.by_requirements.items())
+
+    def any_for(self, tags: Iterable[str]) -> bool:
+        have = frozenset(tags)
+        return any(parse_requires_key(key) <= have for key in self.by_requirements)
+
+
+def pending_snapshot(store: Any, run_ids: Sequence[str] | None = None) -> PendingSnapshot:
+    now = now_utc()
+    due = case((or_(QueueTaskRow.not_before.is_(None), QueueTaskRow.not_before <= now), 1), else_=0)
+    query = (
+        select(QueueTaskRow.requires_key, func.sum(due), func.count())
+        .where(QueueTaskRow.state == TaskState.PENDING.value)
+        .group_by(QueueTaskRow.requires_key)
+    )
+    if run_ids is not None:
+        query = query.where(QueueTaskRow.run_id.in_(list(run_ids)))
+    with store.read_session() as session:
+        return PendingSnapshot({key: (int(n_due or 0), int(n)) for key, n_due, n in session.execute(query)})
+
+
 def claimed_workers(store: Any, run_ids: Sequence[str] | None = None) -> set[str]:
     """Workers that hold claims now (to find the dead ones among them)."""
     query = select(QueueTaskRow.worker).where(QueueTaskRow.state == TaskState.CLAIMED.value).distinct()
@@ -918,6 +948,7 @@ __all__ = [
     "FarmDeviceInfo",
     "FarmDeviceRow",
     "NewTask",
+    "PendingSnapshot",
     "PersonHold",
     "QueueAttemptRow",
     "QueueTaskRow",
@@ -939,6 +970,7 @@ __all__ = [
     "list_tasks",
     "now_utc",
     "open_run_ids",
+    "pending_snapshot",
     "person_holds",
     "postpone_probe",
     "record_device_result",
