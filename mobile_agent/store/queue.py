@@ -305,32 +305,21 @@ def claim_task(
     requirements are not a subset of ``tags`` is never taken.
     """
     have = frozenset(tags)
-
-    def ready(now: datetime) -> list[Any]:
-        where = [
+    with store.write_session() as session:
+        now = now_utc()
+        ready = [
             QueueTaskRow.state == TaskState.PENDING.value,
             or_(QueueTaskRow.not_before.is_(None), QueueTaskRow.not_before <= now),
         ]
         if run_ids is not None:
-            where.append(QueueTaskRow.run_id.in_(list(run_ids)))
-        return where
-
-    def servable_keys(session: Session, now: datetime) -> list[str]:
-        keys = session.scalars(select(QueueTaskRow.requires_key).where(*ready(now)).distinct()).all()
-        return [key for key in keys if parse_requires_key(key) <= have]
-
-    # Look first without the write lock: an idle worker polling an empty queue must not queue up for it.
-    with store.read_session() as session:
-        if not servable_keys(session, now_utc()):
-            return None
-    with store.write_session() as session:
-        now = now_utc()
-        servable = servable_keys(session, now)
+            ready.append(QueueTaskRow.run_id.in_(list(run_ids)))
+        keys = session.scalars(select(QueueTaskRow.requires_key).where(*ready).distinct()).all()
+        servable = [key for key in keys if parse_requires_key(key) <= have]
         if not servable:
             return None
         query = (
             select(QueueTaskRow)
-            .where(*ready(now), QueueTaskRow.requires_key.in_(servable))
+            .where(*ready, QueueTaskRow.requires_key.in_(servable))
             .order_by(
                 case((QueueTaskRow.last_device == device, 1), else_=0),
                 QueueTaskRow.priority.desc(),
