@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, TypeVar
 
 import adbutils
@@ -151,18 +150,28 @@ class AndroidDevice:
         self._client = adb_client(adb)
         self._lock = threading.RLock()
         self._size: Size | None = None
+        self._adb: adbutils.AdbDevice | None = None
+        self._u2: uiautomator2.Device | None = None
         self._frame_scale = 1.0  # the scale observations are taken at; settling polls at the same scale
         self._settled: tuple[bytes, float, float] | None = None  # (jpeg, scale, monotonic time)
 
     # ----- connection -------------------------------------------------------------------------------------------
-    @cached_property
+    @property
     def adb(self) -> adbutils.AdbDevice:
-        return self._client.device(self.serial)
+        if self._adb is None:
+            self._adb = self._client.device(self.serial)
+        return self._adb
 
-    @cached_property
+    @property
     def u2(self) -> uiautomator2.Device:
-        self.check_state()
-        return self._guard(lambda: uiautomator2.connect(self.adb))
+        # Not functools.cached_property: on Python < 3.12 its lock is shared by every instance, which made 32
+        # phones connect one after another.
+        if self._u2 is None:
+            with self._lock:
+                if self._u2 is None:
+                    self.check_state()
+                    self._u2 = self._guard(lambda: uiautomator2.connect(self.adb))
+        return self._u2
 
     def check_state(self) -> None:
         try:
