@@ -95,27 +95,18 @@ class Alipay(SimApp):
             row, col = divmod(i, 4)
             y = top + px(520) + row * px(220)
             action = (lambda: ctx.push("transfer")) if name == "转账" else (lambda name=name: ctx.toast(name))
-            item = kit.box(
-                (col * cell, y, (col + 1) * cell, y + px(210)), rid=self.rid("app_text"), on_click=action
-            )
-            item.add(
-                kit.image(
-                    (col * cell + cell // 2 - px(55), y, col * cell + cell // 2 + px(55), y + px(110)),
-                    "icon",
+            grid.add(
+                kit.icon_cell(
+                    (col * cell, y, (col + 1) * cell, y + px(210)),
                     name,
-                    desc=name,
+                    icon=(px(55), px(110)),
+                    label=(px(120), px(180)),
+                    size=px(36),
+                    fg=DARK,
+                    rid=self.rid("app_text"),
+                    on_click=action,
                 )
             )
-            item.add(
-                kit.text(
-                    (col * cell, y + px(120), (col + 1) * cell, y + px(180)),
-                    name,
-                    px(36),
-                    DARK,
-                    align="center",
-                )
-            )
-            grid.add(item)
         root.add(grid)
         tabs = kit.tab_bar(
             ctx,

@@ -101,6 +101,32 @@ def image(bounds: Rect, kind: str, seed: str, *, rid: str = "", desc: str = "", 
     return Node(IMAGE, bounds, rid=rid, desc=desc, style=Style(image=f"{kind}:{seed}", radius=radius))
 
 
+def icon_cell(
+    bounds: Rect,
+    name: str,
+    *,
+    icon: tuple[int, int],
+    label: tuple[int, int],
+    size: int,
+    fg: Color,
+    rid: str = "",
+    on_click: Callable[[], None] | None = None,
+) -> Node:
+    """A grid cell: a picture icon centred at its top and the name under it.
+
+    ``icon`` is (half width, height); ``label`` is (top, bottom) of the name, both offsets from the cell's top.
+    """
+    left, top, right, bottom = bounds
+    centre = (left + right) // 2
+    return box(
+        bounds,
+        image((centre - icon[0], top, centre + icon[0], top + icon[1]), "icon", name, desc=name),
+        text((left, top + label[0], right, top + label[1]), name, size, fg, align="center"),
+        rid=rid,
+        on_click=on_click,
+    )
+
+
 def box(
     bounds: Rect,
     *children: Node,

@@ -131,34 +131,18 @@ class Meituan(SimApp):
                 for k, name in enumerate(CATEGORIES):
                     row, col = divmod(k, 5)
                     y = t + px(30) + row * px(240)
-                    item = kit.box(
-                        (col * cell, y, (col + 1) * cell, y + px(230)),
-                        rid=self.rid("category_item"),
-                        on_click=lambda name=name: ctx.push("results", query=name),
-                    )
-                    item.add(
-                        kit.image(
-                            (
-                                col * cell + cell // 2 - px(60),
-                                y,
-                                col * cell + cell // 2 + px(60),
-                                y + px(120),
-                            ),
-                            "icon",
+                    grid.add(
+                        kit.icon_cell(
+                            (col * cell, y, (col + 1) * cell, y + px(230)),
                             name,
-                            desc=name,
+                            icon=(px(60), px(120)),
+                            label=(px(130), px(190)),
+                            size=px(34),
+                            fg=DARK,
+                            rid=self.rid("category_item"),
+                            on_click=lambda name=name: ctx.push("results", query=name),
                         )
                     )
-                    item.add(
-                        kit.text(
-                            (col * cell, y + px(130), (col + 1) * cell, y + px(190)),
-                            name,
-                            px(34),
-                            DARK,
-                            align="center",
-                        )
-                    )
-                    grid.add(item)
                 return grid
             if i == 1:
                 return kit.image(
