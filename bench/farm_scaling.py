@@ -103,7 +103,7 @@ def start_world(phones: int, processes: int, latency_ms: int, steps: int, workdi
     turns = "  - action: {kind: key, key: home}\n" * (steps - 1)
     (scripts / "bench.yaml").write_text(SCRIPT.format(turns=turns), encoding="utf-8")
     adb_server = AdbServer(free_port()).ensure_running()
-    cli = [sys.executable, "-m", "mobile_agent.cli", "sim"]
+    cli = [sys.executable, "-m", "mobile_agent.cli.app", "sim"]
     log_path = workdir / "world.log"
     log_file = log_path.open("a", encoding="utf-8")
     children: list[subprocess.Popen] = []
@@ -175,17 +175,13 @@ def _child_cpu_s(pid: int) -> float:
 
 def run_batch(world: World, serials: list[str], tasks: int, workdir: Path, label: str) -> dict:
     """Warm each phone up with one episode, then time ``tasks`` episodes. Returns throughput figures."""
-    from mobile_agent.device.farm import FarmPhone, PhoneEntry, PhoneState
-    from mobile_agent.scheduler import (
-        AgentRunner,
-        EpisodeDefaults,
-        ModelSettings,
-        SchedulerConfig,
-        WorkerPool,
-    )
-    from mobile_agent.store import TrajectoryStore
+    from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState
+    from mobile_agent.farm.scheduler.runner import AgentRunner, EpisodeDefaults, ModelSettings
+    from mobile_agent.farm.scheduler.jobs import SchedulerConfig
+    from mobile_agent.farm.scheduler.pool import WorkerPool
+    from mobile_agent.store.store import TrajectoryStore
     from mobile_agent.store import queue as q
-    from mobile_agent.tasks import ResetMode
+    from mobile_agent.farm.tasks import ResetMode
 
     phones = [FarmPhone(PhoneEntry(serial=s, adb=world.adb), PhoneState.ONLINE) for s in serials]
     with TrajectoryStore.open(root=workdir / label) as store:
@@ -285,7 +281,7 @@ def _claim_loop(store, run_id: str, name: str, samples: list[float], lock: threa
 
 
 def queue_overhead(url: str | None, root: Path, *, tasks: int = 400, threads: int = 8) -> dict:
-    from mobile_agent.store import TrajectoryStore
+    from mobile_agent.store.store import TrajectoryStore
     from mobile_agent.store import queue as q
 
     out = {}

@@ -17,12 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from mobile_agent.runtime import run_task
-from mobile_agent.safety import SafetyPolicy
+from mobile_agent.agent.runtime import run_task
+from mobile_agent.agent.safety import SafetyPolicy
 from mobile_agent.sim.farm import AdbServer, SimFarm, free_port
 from mobile_agent.sim.model_server import SimModelServer
 from mobile_agent.sim.scenario import load_scenario
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 
 SIM = Path(__file__).parents[1] / "mobile_agent" / "sim"
 SCENARIOS = SIM / "scenarios" / "safety"

@@ -33,16 +33,16 @@ import adbutils
 import openai
 
 from mobile_agent.actions import ActionKind
-from mobile_agent.model import get_family
+from mobile_agent.model.families import get_family
 from mobile_agent.model.client import ModelClient
-from mobile_agent.runtime import run_task
-from mobile_agent.safety import parse_policy
+from mobile_agent.agent.runtime import run_task
+from mobile_agent.agent.safety import parse_policy
 from mobile_agent.sim.farm import free_port, free_port_block
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 
 TASK = "给张三发微信说晚上好"
 FAMILY = "ui-venus-2"
-CLI = [sys.executable, "-m", "mobile_agent.cli"]
+CLI = [sys.executable, "-m", "mobile_agent.cli.app"]
 
 
 @contextmanager

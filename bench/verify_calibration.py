@@ -32,8 +32,12 @@ from mobile_agent.sim.judge_server import JudgeScript, ScriptedJudgeServer
 from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, Script, load_scripts
 from mobile_agent.sim.phone import Phone
 from mobile_agent.sim.scenario import load_scenario
-from mobile_agent.store import StepRecord, TrajectoryStore
-from mobile_agent.verify import Judge, TaskCheck, Verdict, judge_episode, run_checks, vote
+from mobile_agent.store.records import StepRecord
+from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.verify.judges import Judge
+from mobile_agent.verify.checks import TaskCheck, run_checks
+from mobile_agent.verify.verdict import Verdict, vote
+from mobile_agent.verify.service import judge_episode
 from mobile_agent.verify.state import state_snapshot
 
 # Completion points for tasks whose scenario checks only look at the end result.

@@ -33,7 +33,7 @@ from mobile_agent.errors import (
     U2AlreadyRegistered,
     UserError,
 )
-from mobile_agent.imagehash import dhash, distance
+from mobile_agent.screen.imagehash import dhash, distance
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,73 +1,7 @@
 """Model families (prompt building, reply parsing, coordinates) and the registry that names them.
 
-from mobile_agent.model import get_family
+from mobile_agent.model.families import get_family
 family = get_family("ui-venus-2")
 messages = family.build_messages(task, history, screenshot)
 parsed = family.parse(reply.text, family.geometry(device_size), reasoning=reply.reasoning)
 """
-
-from __future__ import annotations
-
-from mobile_agent.errors import UserError
-from mobile_agent.model.autoglm import AutoGLM
-from mobile_agent.model.base import (
-    CoordinateSpace,
-    Geometry,
-    HistoryTurn,
-    ModelFamily,
-    Parsed,
-    PromptOptions,
-)
-from mobile_agent.model.images import ImagePolicy, PreparedImage, prepare_image, smart_resize
-from mobile_agent.model.qwen import QwenVL, qwen3_vl, qwen25_vl
-from mobile_agent.model.uitars import UITars
-from mobile_agent.model.venus2 import UIVenus2
-from mobile_agent.model.venus15 import UIVenus15
-
-DEFAULT_FAMILY = "ui-venus-2"
-
-FAMILIES: dict[str, ModelFamily] = {
-    family.name: family
-    for family in (
-        UIVenus2(),
-        UIVenus15(),
-        AutoGLM(),
-        UITars(),
-        qwen3_vl("qwen-vl"),
-        qwen25_vl(),
-        qwen3_vl(),
-    )
-}
-
-
-def get_family(name: str) -> ModelFamily:
-    """The family registered under ``name`` (case-insensitive); UserError listing the names otherwise."""
-    family = FAMILIES.get(name.strip().lower())
-    if family is None:
-        raise UserError(
-            f"unknown model family {name!r}",
-            hint=f"use one of: {', '.join(FAMILIES)}",
-        )
-    return family
-
-
-__all__ = [
-    "DEFAULT_FAMILY",
-    "FAMILIES",
-    "AutoGLM",
-    "CoordinateSpace",
-    "Geometry",
-    "HistoryTurn",
-    "ImagePolicy",
-    "ModelFamily",
-    "Parsed",
-    "PreparedImage",
-    "PromptOptions",
-    "QwenVL",
-    "UITars",
-    "UIVenus15",
-    "UIVenus2",
-    "get_family",
-    "prepare_image",
-    "smart_resize",
-]

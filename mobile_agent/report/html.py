@@ -31,7 +31,8 @@ from mobile_agent.report.verdicts import (
     success_status,
     verification_available,
 )
-from mobile_agent.store import EpisodeInfo, RunInfo, StepInfo, TrajectoryStore
+from mobile_agent.store.records import EpisodeInfo, RunInfo, StepInfo
+from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
 

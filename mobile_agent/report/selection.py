@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mobile_agent.errors import UserError
-from mobile_agent.store import EpisodeInfo, StepInfo, TrajectoryStore
+from mobile_agent.store.records import EpisodeInfo, StepInfo
+from mobile_agent.store.store import TrajectoryStore
 
 SELECT_HINT = "name episodes (mobile-agent episodes lists them) or pass --run RUN"
 

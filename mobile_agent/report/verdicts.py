@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mobile_agent.store import EpisodeInfo, TrajectoryStore
+from mobile_agent.store.records import EpisodeInfo
+from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
 

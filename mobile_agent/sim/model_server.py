@@ -29,7 +29,7 @@ from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Size
 from mobile_agent.errors import ConfigError
-from mobile_agent.model import get_family
+from mobile_agent.model.families import get_family
 from mobile_agent.model.base import Geometry, ModelFamily
 from mobile_agent.model.client import EPISODE_HEADER
 from mobile_agent.sim.http_endpoint import (

@@ -56,7 +56,7 @@ def manifest_apps() -> dict[str, str]:
         if _manifest_cache is None:
             found: dict[str, str] = {}
             try:
-                from mobile_agent.apps import AppRegistry  # built by another part; optional here
+                from mobile_agent.apps.registry import AppRegistry
 
                 registry = AppRegistry.load()
                 apps = registry.apps.values() if isinstance(registry.apps, dict) else registry.apps

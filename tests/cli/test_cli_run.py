@@ -14,7 +14,7 @@ import pytest
 
 from mobile_agent.sim.farm import free_port, free_port_block
 
-CLI = [sys.executable, "-m", "mobile_agent.cli"]
+CLI = [sys.executable, "-m", "mobile_agent.cli.app"]
 
 
 def _ports(phones: int) -> tuple[int, int]:

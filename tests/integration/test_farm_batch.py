@@ -2,7 +2,7 @@
 separate process against phones served by this one); every task gets exactly one episode with a result.
 
 Also the farm's own commands on the same kind of phones: devices, devices check --prepare, runs, runs show,
-mounted on a throwaway Typer app the way mobile_agent.cli mounts them.
+mounted on a throwaway Typer app the way mobile_agent.cli.app mounts them.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from mobile_agent.scheduler import outcome_failure
+from mobile_agent.farm.scheduler.jobs import outcome_failure
 from mobile_agent.sim.model_server import SimModelServer
-from mobile_agent.store import EpisodeStatus, TrajectoryStore
+from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store import queue as q
 
 pytestmark = pytest.mark.slow
@@ -58,7 +59,7 @@ def model_server(tmp_path: Path, **kw) -> SimModelServer:
 
 def farm_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "mobile_agent.farm_cli", *args],
+        [sys.executable, "-m", "mobile_agent.cli.farm", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -121,7 +122,7 @@ def test_batch_of_100_tasks_on_16_phones(sim_farm, tmp_path: Path) -> None:
 
 
 def mounted() -> typer.Typer:
-    from mobile_agent import farm_cli
+    from mobile_agent.cli import farm as farm_cli
 
     app = typer.Typer()
     app.add_typer(farm_cli.devices_app, name="devices")

@@ -22,20 +22,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mobile_agent.device.farm import discover, load_inventory
-from mobile_agent.scheduler import (
-    AgentRunner,
-    EpisodeDefaults,
-    ModelSettings,
-    SchedulerConfig,
-    WorkerPool,
-    outcome_failure,
-    summarize_run,
-)
+from mobile_agent.farm.inventory import discover, load_inventory
+from mobile_agent.farm.scheduler.runner import AgentRunner, EpisodeDefaults, ModelSettings
+from mobile_agent.farm.scheduler.jobs import SchedulerConfig, outcome_failure
+from mobile_agent.farm.scheduler.pool import WorkerPool
+from mobile_agent.farm.scheduler.summary import summarize_run
 from mobile_agent.sim.model_server import SimModelServer
-from mobile_agent.store import EpisodeStatus, TrajectoryStore
+from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store import queue as q
-from mobile_agent.tasks import ResetMode
+from mobile_agent.farm.tasks import ResetMode
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +77,7 @@ def result_episodes(store: TrajectoryStore, run_id: str) -> Counter[int]:
 def run_library_batch(
     store, devices: Path, tasks: Path, model: ModelSettings, config: SchedulerConfig, on_event
 ):
-    from mobile_agent.scheduler import submit
+    from mobile_agent.farm.scheduler.runs import submit
 
     run = submit(store, tasks)
     phones = discover(load_inventory(devices))
@@ -221,7 +217,7 @@ def test_kill_9_mid_batch_then_resume(sim_farm, tmp_path: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "mobile_agent.farm_cli",
+                "mobile_agent.cli.farm",
                 "batch",
                 str(tasks),
                 "--base-url",
@@ -257,7 +253,7 @@ def test_kill_9_mid_batch_then_resume(sim_farm, tmp_path: Path) -> None:
                 batch.wait()
 
         resumed = subprocess.run(
-            [sys.executable, "-m", "mobile_agent.farm_cli", "batch", "--resume", run_id, *common],
+            [sys.executable, "-m", "mobile_agent.cli.farm", "batch", "--resume", run_id, *common],
             capture_output=True,
             text=True,
             timeout=120,

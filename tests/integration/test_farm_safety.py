@@ -14,7 +14,9 @@ import yaml
 from typer.testing import CliRunner
 
 from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, SimModelServer
-from mobile_agent.store import EpisodeStatus, TrajectoryStore, pauses
+from mobile_agent.store import pauses
+from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store import queue as q
 
 pytestmark = pytest.mark.slow
@@ -24,7 +26,7 @@ DRILL = "task: farm drill\nturns:\n  - action: {kind: finish, text: done}\n"
 
 
 def mounted() -> typer.Typer:
-    from mobile_agent import farm_cli
+    from mobile_agent.cli import farm as farm_cli
 
     app = typer.Typer()
     app.add_typer(farm_cli.devices_app, name="devices")

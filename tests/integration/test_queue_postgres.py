@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mobile_agent.scheduler import outcome_failure, submit
+from mobile_agent.farm.scheduler.jobs import outcome_failure
+from mobile_agent.farm.scheduler.runs import submit
 from mobile_agent.sim.model_server import SimModelServer
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store import queue as q
 
 pytestmark = pytest.mark.postgres
@@ -86,7 +87,7 @@ def test_two_worker_processes_share_the_queue(pg_url: str, sim_farm, tmp_path: P
                 [
                     sys.executable,
                     "-m",
-                    "mobile_agent.farm_cli",
+                    "mobile_agent.cli.farm",
                     "worker",
                     "--db",
                     pg_url,

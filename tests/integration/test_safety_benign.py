@@ -11,7 +11,7 @@ import pytest
 
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.model_server import SimModelServer
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 
 BENCH = Path(__file__).parents[2] / "bench" / "safety_false_positives.py"
 

@@ -13,11 +13,11 @@ import typer
 from typer.testing import CliRunner
 
 from mobile_agent.errors import UserError
-from mobile_agent.sim.cli import up_command
+from mobile_agent.cli.sim import up_command
 from mobile_agent.sim.farm import AdbServer, free_port
 
 THROWAWAY_APP = (
-    "import typer; from mobile_agent.sim.cli import up_command; "
+    "import typer; from mobile_agent.cli.sim import up_command; "
     "app = typer.Typer(); app.command()(up_command); app()"
 )
 

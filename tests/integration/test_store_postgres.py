@@ -20,7 +20,8 @@ from sqlalchemy import text
 
 from mobile_agent.actions import Action, Key, Outcome, Size
 from mobile_agent.errors import UserError
-from mobile_agent.store import ActionSource, EpisodeStatus, StepRecord, StepTimings, TrajectoryStore
+from mobile_agent.store.records import ActionSource, EpisodeStatus, StepRecord, StepTimings
+from mobile_agent.store.store import TrajectoryStore
 
 pytestmark = pytest.mark.postgres
 

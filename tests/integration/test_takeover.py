@@ -9,15 +9,15 @@ import pytest
 
 from mobile_agent.actions import Action, Outcome
 from mobile_agent.errors import UserError
-from mobile_agent.runtime import run_task
-from mobile_agent.safety import SafetyPolicy, parse_policy
+from mobile_agent.agent.runtime import run_task
+from mobile_agent.agent.safety import SafetyPolicy, parse_policy
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.model_server import Script, SimModelServer, Turn
 from mobile_agent.sim.scenario import load_scenario, make_scenario
 from mobile_agent.sim.world.popups import CAPTCHA_TARGET
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.pauses import is_reserved, open_pause, pauses
-from mobile_agent.takeover import resume_episode
+from mobile_agent.agent.takeover import resume_episode
 
 ALLOW_SEND = parse_policy(allow=["send@com.tencent.mm"])
 CALL_TASK = "问一下用户要给谁发晚上好"

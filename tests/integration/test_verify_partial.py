@@ -8,12 +8,14 @@ import pytest
 
 from mobile_agent.actions import Action
 from mobile_agent.device.android import AndroidDevice
-from mobile_agent.runtime import run_task
+from mobile_agent.agent.runtime import run_task
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.model_server import Script, SimModelServer, Turn
 from mobile_agent.sim.scenario import load_scenario
-from mobile_agent.store import TrajectoryStore
-from mobile_agent.verify import TaskCheck, Verdict, episode_verdict, run_and_record_checks, summarize
+from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.verify.checks import TaskCheck
+from mobile_agent.verify.verdict import Verdict, summarize
+from mobile_agent.verify.service import episode_verdict, run_and_record_checks
 from mobile_agent.verify.state import state_snapshot
 
 WECHAT_TASK = "给张三发微信说晚上好"

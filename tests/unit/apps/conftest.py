@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from mobile_agent.apps import AppRegistry, load_registry
+from mobile_agent.apps.registry import AppRegistry, load_registry
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

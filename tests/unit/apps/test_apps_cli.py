@@ -8,8 +8,8 @@ import sys
 
 from typer.testing import CliRunner
 
-from mobile_agent.apps import UnknownApp
-from mobile_agent.apps_cli import apps_app
+from mobile_agent.apps.registry import UnknownApp
+from mobile_agent.cli.apps import apps_app
 from mobile_agent.errors import UserError
 
 
@@ -56,7 +56,7 @@ def test_show_unknown_raises_with_suggestions():
 
 def test_show_unknown_through_the_real_entry_point_is_one_line_and_exit_2():
     proc = subprocess.run(
-        [sys.executable, "-c", "from mobile_agent.cli import main; main()", "apps", "show", "美团外"],
+        [sys.executable, "-c", "from mobile_agent.cli.app import main; main()", "apps", "show", "美团外"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mobile_agent.apps import AppRegistry, check_dirs, load_registry
+from mobile_agent.apps.registry import AppRegistry, check_dirs, load_registry
 from mobile_agent.errors import ConfigError, UserError
 
 GOOD = """\

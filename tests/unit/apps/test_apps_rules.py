@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mobile_agent.actions import Action, ActionKind, Key
-from mobile_agent.apps import load_registry
+from mobile_agent.apps.registry import load_registry
 
 
 def test_splash_ad_skip_is_tapped_at_its_centre(registry, fixture_xml):

@@ -6,14 +6,14 @@ import datetime as dt
 
 import pytest
 
-from mobile_agent.appknowledge.verify import (
+from mobile_agent.apps.verify import (
     parse_package_list,
     parse_resolved_activity,
     parse_version_name,
     record_verifications,
     verify_phone,
 )
-from mobile_agent.apps import AppRegistry, load_registry
+from mobile_agent.apps.registry import AppRegistry, load_registry
 
 MANIFEST = """\
 # 演示 header comment

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,10 @@ import time
 from collections.abc import Callable
 
 from mobile_agent.actions import Action, Outcome
-from mobile_agent.device.farm import FarmPhone, PhoneEntry, PhoneState
-from mobile_agent.scheduler import Job, JobResult
-from mobile_agent.store import StepRecord, TrajectoryStore
+from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState
+from mobile_agent.farm.scheduler.jobs import Job, JobResult
+from mobile_agent.store.records import StepRecord
+from mobile_agent.store.store import TrajectoryStore
 
 
 def make_phones(n: int, tags: tuple[str, ...] = ()) -> list[FarmPhone]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mobile_agent import farm_cli
+from mobile_agent.cli import farm as farm_cli
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mobile_agent.device import farm
-from mobile_agent.device.farm import (
+from mobile_agent.farm import inventory as farm
+from mobile_agent.farm.inventory import (
     FarmPhone,
     PhoneEntry,
     PhoneFacts,
@@ -21,7 +21,7 @@ from mobile_agent.device.farm import (
     parse_screen_on,
 )
 from mobile_agent.errors import ConfigError, UserError
-from mobile_agent.tasks import expand, load_tasks
+from mobile_agent.farm.tasks import expand, load_tasks
 
 REPO = Path(__file__).resolve().parents[3]
 

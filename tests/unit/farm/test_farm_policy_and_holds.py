@@ -11,13 +11,16 @@ from pathlib import Path
 import pytest
 from farm_fakes import FakeRunner, make_phones
 
-from mobile_agent import farm_cli
+from mobile_agent.cli import farm as farm_cli
 from mobile_agent.actions import Outcome
-from mobile_agent.device.farm import PhoneEntry, hold_on
-from mobile_agent.safety import PolicyAction
-from mobile_agent.scheduler import SchedulerConfig, WorkerPool, summarize_run
-from mobile_agent.scheduler.policy import EpisodePolicies
-from mobile_agent.store import TrajectoryStore, pauses
+from mobile_agent.farm.inventory import PhoneEntry, hold_on
+from mobile_agent.agent.safety import PolicyAction
+from mobile_agent.farm.scheduler.jobs import SchedulerConfig
+from mobile_agent.farm.scheduler.pool import WorkerPool
+from mobile_agent.farm.scheduler.summary import summarize_run
+from mobile_agent.farm.scheduler.policy import EpisodePolicies
+from mobile_agent.store import pauses
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store import queue as q
 
 FAST = SchedulerConfig(poll_s=0.02, heartbeat_s=0.2, probe_every_s=60, stall_s=2)
@@ -43,7 +46,7 @@ def test_the_task_words_go_on_top_of_the_run_policy(store: TrajectoryStore) -> N
 
 
 def test_the_command_policy_replaces_the_stored_one(store: TrajectoryStore) -> None:
-    from mobile_agent.safety import parse_policy
+    from mobile_agent.agent.safety import parse_policy
 
     run = store.create_run("r", {"allow": ["send@com.tencent.mm"]})
     policies = EpisodePolicies(store, parse_policy(["deny"]))

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store import queue as q
 
 
@@ -220,7 +220,7 @@ def test_quarantine_after_k_consecutive_failures(store: TrajectoryStore, k: int)
 
 def test_discard_unrecorded_files(store: TrajectoryStore) -> None:
     from mobile_agent.actions import Action, Outcome
-    from mobile_agent.store import StepRecord
+    from mobile_agent.store.records import StepRecord
 
     episode = store.start_episode("t", device="d", family="f", model="m")
     store.record_step(episode.id, StepRecord(index=0, action=Action.wait()), screenshot=_jpeg())

@@ -11,16 +11,14 @@ import pytest
 from farm_fakes import FakeRunner, make_phones
 
 from mobile_agent.actions import Outcome
-from mobile_agent.scheduler import (
-    EndpointGate,
-    SchedulerConfig,
-    WorkerPool,
-    outcome_failure,
-    recover_run,
-    summarize_run,
-    worker_is_dead,
-)
-from mobile_agent.store import EpisodeStatus, TrajectoryStore
+from mobile_agent.farm.scheduler.endpoint import EndpointGate
+from mobile_agent.farm.scheduler.jobs import SchedulerConfig, outcome_failure
+from mobile_agent.farm.scheduler.pool import WorkerPool
+from mobile_agent.farm.scheduler.recovery import recover_run
+from mobile_agent.farm.scheduler.summary import summarize_run
+from mobile_agent.farm.scheduler.worker_ids import worker_is_dead
+from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store import queue as q
 
 FAST = SchedulerConfig(poll_s=0.02, heartbeat_s=0.2, probe_every_s=60, endpoint_backoff_s=0.05, stall_s=2)
@@ -30,7 +28,7 @@ FAST = SchedulerConfig(poll_s=0.02, heartbeat_s=0.2, probe_every_s=60, endpoint_
 def phones_answer_probes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Fake phones: probe_online says what ``broken[serial]`` says (nothing = healthy)."""
     broken: dict[str, str] = {}
-    monkeypatch.setattr("mobile_agent.scheduler.pool.probe_online", lambda entry: broken.get(entry.serial))
+    monkeypatch.setattr("mobile_agent.farm.scheduler.pool.probe_online", lambda entry: broken.get(entry.serial))
     return broken
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mobile_agent.errors import ConfigError
-from mobile_agent.tasks import ResetMode, expand, load_tasks, normalize_tags, to_new_tasks
+from mobile_agent.farm.tasks import ResetMode, expand, load_tasks, normalize_tags, to_new_tasks
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -13,15 +13,9 @@ from PIL import Image
 
 from mobile_agent.actions import Action, Size
 from mobile_agent.errors import UserError
-from mobile_agent.model import (
-    FAMILIES,
-    HistoryTurn,
-    ImagePolicy,
-    PromptOptions,
-    get_family,
-    prepare_image,
-    smart_resize,
-)
+from mobile_agent.model.families import FAMILIES, get_family
+from mobile_agent.model.base import HistoryTurn, PromptOptions
+from mobile_agent.model.images import ImagePolicy, prepare_image, smart_resize
 
 
 def frame(size: Size = Size(1080, 2400), fmt: str = "PNG") -> bytes:

@@ -6,7 +6,7 @@ import pytest
 
 from mobile_agent.actions import Action, ActionKind, Key, Point, Size
 from mobile_agent.errors import ParseError
-from mobile_agent.model import get_family
+from mobile_agent.model.families import get_family
 
 PHONE = Size(1080, 2400)
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from mobile_agent.actions import Action, ActionKind, Key, Point, Size
 from mobile_agent.errors import ParseError
-from mobile_agent.model import FAMILIES, CoordinateSpace, Geometry, ModelFamily
+from mobile_agent.model.families import FAMILIES
+from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily
 from mobile_agent.model.uitars import scroll_end
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,8 +10,9 @@ import pytest
 from PIL import Image, ImageDraw
 
 from mobile_agent.actions import Action, Outcome, Size
-from mobile_agent.model import get_family
-from mobile_agent.store import ActionSource, StepRecord, StepTimings, TrajectoryStore
+from mobile_agent.model.families import get_family
+from mobile_agent.store.records import ActionSource, StepRecord, StepTimings
+from mobile_agent.store.store import TrajectoryStore
 
 SCREEN = Size(1080, 2400)
 FAMILY = "ui-venus-2"

@@ -6,7 +6,7 @@ import pytest
 
 from mobile_agent.actions import Action, Point, Size
 from mobile_agent.errors import UserError
-from mobile_agent.evaluate import (
+from mobile_agent.evaluate.offline import (
     Bounds,
     EvalOptions,
     StepScore,

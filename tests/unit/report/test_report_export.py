@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from mobile_agent.actions import Action
-from mobile_agent.model import get_family
+from mobile_agent.model.families import get_family
 from mobile_agent.model.base import Geometry
 from mobile_agent.report import verdicts
 from mobile_agent.report.export import (
@@ -20,7 +20,7 @@ from mobile_agent.report.export import (
     export_episodes,
     read_records,
 )
-from mobile_agent.store import ActionSource
+from mobile_agent.store.records import ActionSource
 
 from .conftest import SCREEN, STEPS, Recorded, record_episode
 

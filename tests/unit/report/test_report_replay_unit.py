@@ -6,7 +6,7 @@ from PIL import Image, ImageDraw
 
 from mobile_agent.actions import Action, Point, Size
 from mobile_agent.errors import UserError
-from mobile_agent.replay import (
+from mobile_agent.replay.replayer import (
     DEFAULT_HASH_THRESHOLD,
     DivergencePolicy,
     ReplayOptions,

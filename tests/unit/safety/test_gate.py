@@ -3,10 +3,10 @@
 import pytest
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.appknowledge.viewtree import ViewTree
-from mobile_agent.apps import load_registry
-from mobile_agent.guards import GuardContext, Verdict
-from mobile_agent.safety import SafetyGate, SafetyPolicy, label_kind, parse_policy, target_at
+from mobile_agent.screen.viewtree import ViewTree
+from mobile_agent.apps.registry import load_registry
+from mobile_agent.agent.guards import GuardContext, Verdict
+from mobile_agent.agent.safety import SafetyGate, SafetyPolicy, label_kind, parse_policy, target_at
 
 WECHAT = "com.tencent.mm"
 

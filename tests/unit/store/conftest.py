@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from mobile_agent.store import EpisodeInfo, TrajectoryStore
+from mobile_agent.store.records import EpisodeInfo
+from mobile_agent.store.store import TrajectoryStore
 
 
 def jpeg_bytes(seed: int = 0, size: tuple[int, int] = (36, 64)) -> bytes:

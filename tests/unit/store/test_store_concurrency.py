@@ -6,7 +6,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from mobile_agent.actions import Action, Outcome
-from mobile_agent.store import StepRecord, TrajectoryStore
+from mobile_agent.store.records import StepRecord
+from mobile_agent.store.store import TrajectoryStore
 
 WORKERS = 8
 STEPS = 12

@@ -12,7 +12,8 @@ import pytest
 
 from mobile_agent.actions import Action, Outcome
 from mobile_agent.errors import StoreError, UserError
-from mobile_agent.store import EpisodeStatus, StepRecord, TrajectoryStore
+from mobile_agent.store.records import EpisodeStatus, StepRecord
+from mobile_agent.store.store import TrajectoryStore
 
 
 def test_each_step_is_visible_to_another_store_before_the_episode_ends(
@@ -39,7 +40,8 @@ def test_a_killed_process_keeps_its_committed_steps(tmp_path) -> None:
         f"""
         import os
         from mobile_agent.actions import Action
-        from mobile_agent.store import StepRecord, TrajectoryStore
+        from mobile_agent.store.records import StepRecord
+        from mobile_agent.store.store import TrajectoryStore
         store = TrajectoryStore.open(root={str(root)!r})
         ep = store.start_episode("t", device="dev-1", family="venus", model="m")
         for i in range(2):

@@ -7,7 +7,8 @@ import sqlite3
 from sqlalchemy import delete, update
 
 from mobile_agent.actions import Action, Outcome
-from mobile_agent.store import StepRecord, TrajectoryStore
+from mobile_agent.store.records import StepRecord
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.schema import EpisodeRow, StepRow
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from mobile_agent.actions import Outcome
 from mobile_agent.errors import UserError
-from mobile_agent.store import StepRecord, TrajectoryStore
+from mobile_agent.store.records import StepRecord
+from mobile_agent.store.store import TrajectoryStore
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 from mobile_agent.errors import UserError
-from mobile_agent.store import TrajectoryStore
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.engine import parse_url, resolve_location
 from mobile_agent.store.schema import SCHEMA_VERSION
 

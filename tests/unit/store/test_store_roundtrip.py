@@ -12,14 +12,8 @@ from PIL import Image
 
 from mobile_agent.actions import Action, Key, Outcome, Size
 from mobile_agent.errors import StoreError
-from mobile_agent.store import (
-    ActionSource,
-    EpisodeStatus,
-    RunStatus,
-    StepRecord,
-    StepTimings,
-    TrajectoryStore,
-)
+from mobile_agent.store.records import ActionSource, EpisodeStatus, RunStatus, StepRecord, StepTimings
+from mobile_agent.store.store import TrajectoryStore
 
 T0 = datetime(2025, 3, 1, 12, 30, 15, 123456, tzinfo=timezone.utc)
 

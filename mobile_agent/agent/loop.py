@@ -1,0 +1,731 @@
+"""The episode loop: observe -> (popup rule | wall | model) -> guards -> act -> settle -> record, until the task ends.
+
+Data moves one way through a step (see DESIGN.md). The loop owns no I/O of its own: the device, the model client,
+the store and the person at the terminal are passed in.
+
+Where a person is needed (a confirmation the policy asks for, the model's call-user / take-over, a captcha, a login
+wall, a secure screen) the loop asks ``UserChannel.ask``; when nobody can answer (a batch, --non-interactive) the
+episode pauses: it ends as ``needs_user`` with a ``pauses`` row, and ``Agent.resume`` continues the same episode.
+What the person did is recorded as a step with source ``human`` whose screenshot is the screen they left behind
+(the step before it holds the screen they were handed).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
+from mobile_agent.device.android import AndroidDevice, Observation
+from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, ParseError, UserError
+from mobile_agent.agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
+from mobile_agent.screen.imagehash import dhash
+from mobile_agent.agent.loops import LoopConfig, LoopDetector, LoopGuard
+from mobile_agent.model.base import Geometry, HistoryTurn, ModelFamily, PromptOptions
+from mobile_agent.model.images import prepare_image
+from mobile_agent.model.client import ModelClient, Reply
+from mobile_agent.agent.safety import SafetyGate, SafetyPolicy
+from mobile_agent.store.records import StepRecord, StepTimings
+from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.store import pauses as pause_store
+from mobile_agent.agent.takeover import (
+    Wall,
+    approval_from_reply,
+    confirmation_question,
+    detect_wall,
+    pause_kind_for_call,
+    resume_hint,
+    takeover_question,
+)
+from mobile_agent.verify.labels import Critic
+
+log = logging.getLogger(__name__)
+
+
+class UserChannel(Protocol):
+    """The person behind the run. ``ask`` returns None when nobody can answer (batch, --non-interactive)."""
+
+    def ask(self, question: str) -> str | None: ...
+
+
+class NoUser:
+    def ask(self, question: str) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_steps: int = 50
+    timeout_s: float = 900.0
+    max_parse_retries: int = 3  # consecutive unusable replies before the episode ends as error:parse
+    prompt: PromptOptions = field(default_factory=PromptOptions)
+    popup_rules: bool = True
+    app_hints: bool = True
+    safety: SafetyPolicy = field(default_factory=SafetyPolicy)  # ask for every consequential action
+    loops: LoopConfig = field(default_factory=LoopConfig)
+    detect_walls: bool = True  # captcha and login screens hand over to a person
+    reserve_s: float = 1800.0  # how long a paused episode keeps its phone reserved for the person
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a resumed episode needs to run with the same settings (JSON-safe)."""
+        return {
+            "max_steps": self.max_steps,
+            "timeout_s": self.timeout_s,
+            "max_parse_retries": self.max_parse_retries,
+            "popup_rules": self.popup_rules,
+            "app_hints": self.app_hints,
+            "detect_walls": self.detect_walls,
+            "reserve_s": self.reserve_s,
+            "prompt": asdict(self.prompt),
+            "loops": asdict(self.loops),
+            "safety": self.safety.to_dict(),
+        }
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> AgentConfig:
+        plain = {
+            k: data[k] for k in ("max_steps", "timeout_s", "max_parse_retries", "popup_rules") if k in data
+        }
+        plain |= {k: data[k] for k in ("app_hints", "detect_walls", "reserve_s") if k in data}
+        return cls(
+            **plain,
+            prompt=PromptOptions(**data.get("prompt", {})),
+            loops=LoopConfig(**data.get("loops", {})),
+            safety=SafetyPolicy.from_dict(data["safety"]) if "safety" in data else SafetyPolicy(),
+        )
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """What the live display shows after each recorded step."""
+
+    episode_id: str
+    index: int
+    source: str
+    thought: str
+    action: Action | None
+    error: str | None
+    timings: dict[str, float]
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    episode_id: str
+    task: str
+    outcome: Outcome
+    steps: int
+    answer: str | None = None
+    detail: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.ended_by_agent
+
+
+@dataclass
+class _StepDraft:
+    """Fields of one step, filled in as the step proceeds, then written once."""
+
+    index: int
+    started_at: float
+    observation: Observation
+    source: str = "model"
+    reply: Reply | None = None
+    thought: str = ""
+    action: Action | None = None
+    decisions: list[Decision] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    error_kind: str | None = None
+    error: str | None = None
+    hierarchy: str | None = None
+
+
+@dataclass
+class _Approval:
+    """A confirmation a person gave while the episode was paused: it lets that one action through once."""
+
+    action: Action
+    screen_hash: int | None
+
+
+class _EpisodeEnd(Exception):
+    def __init__(self, outcome: Outcome, detail: str | None = None, answer: str | None = None) -> None:
+        super().__init__(detail or outcome)
+        self.outcome, self.detail, self.answer = outcome, detail, answer
+
+
+class Agent:
+    def __init__(
+        self,
+        device: AndroidDevice,
+        family: ModelFamily,
+        client: ModelClient,
+        store: TrajectoryStore,
+        *,
+        registry: Any = None,
+        config: AgentConfig | None = None,
+        user: UserChannel | None = None,
+        guards: list[Guard] | None = None,
+        on_step: Callable[[StepEvent], None] | None = None,
+        critic: Critic | None = None,
+    ) -> None:
+        self.device = device
+        self.family = family
+        self.client = client
+        self.store = store
+        self.registry = registry
+        self.config = config or AgentConfig()
+        self.user = user or NoUser()
+        self.loops = LoopDetector(self.config.loops)
+        self.guards: list[Guard] = (
+            guards
+            if guards is not None
+            else [ValidityGuard(), SafetyGate(self.config.safety, registry), LoopGuard(self.loops)]
+        )
+        self.on_step = on_step
+        self.critic = critic
+        self._scale: float | None = None
+        self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hierarchy")
+        self._xml_pending: Future[str] | None = None
+        self._approval: _Approval | None = None
+
+    # ----- the loop ---------------------------------------------------------------------------------------------
+    def run(
+        self, task: str, *, run_id: str | None = None, app: str | None = None, meta: dict | None = None
+    ) -> EpisodeResult:
+        episode = self.store.start_episode(
+            task,
+            device=self.device.serial,
+            family=self.family.name,
+            model=self.client.model,
+            base_url=self.client.endpoints[0] if self.client.endpoints else None,
+            run_id=run_id,
+            app=app,
+            meta=meta,
+        )
+        self._begin(episode.id, task, index=0)
+        return self._loop(lambda: None)
+
+    def resume(self, episode_id: str, reply: str | None = None) -> EpisodeResult:
+        """Continue a paused (needs_user) episode: record what the person did, then carry on with the model."""
+        episode = self.store.episode(episode_id)
+        pause = pause_store.open_pause(self.store, episode.id)
+        if pause is None:
+            raise UserError(
+                f"episode {episode.id} is not waiting for a person ({episode.outcome or episode.status})",
+                "only an episode that paused as needs_user can be resumed; see `mobile-agent episodes`",
+            )
+        approved: bool | None = None
+        if pause.kind == "confirm":
+            approved = approval_from_reply(reply)
+            if approved is None:
+                raise UserError(
+                    f"episode {episode.id} waits for a yes or no: {pause.question.splitlines()[0]}",
+                    f"resume it with --reply yes or --reply no (mobile-agent resume {episode.id} --reply yes)",
+                )
+        steps = self.store.steps(episode.id)
+        pause_store.reopen_episode(self.store, episode.id)
+        pause_store.mark_resumed(self.store, pause.id, reply)
+        self._begin(episode.id, episode.task, index=(steps[-1].index + 1) if steps else 0)
+        self._history = self._rebuild_history(steps)
+        return self._loop(lambda: self._after_pause(pause, reply, approved))
+
+    def _begin(self, episode_id: str, task: str, *, index: int) -> None:
+        self._episode_id = episode_id
+        self._task = task
+        self._history: list[HistoryTurn] = []
+        self._correction: str | None = None
+        self._parse_failures = 0
+        self._index = index
+        self._approval = None
+        self.loops.reset()
+
+    def _loop(self, first: Callable[[], None]) -> EpisodeResult:
+        deadline = time.monotonic() + self.config.timeout_s
+        end: _EpisodeEnd
+        try:
+            first()
+            while True:
+                if self._index >= self.config.max_steps:
+                    raise _EpisodeEnd(Outcome.MAX_STEPS, f"no end after {self.config.max_steps} steps")
+                if time.monotonic() > deadline:
+                    raise _EpisodeEnd(Outcome.TIMEOUT, f"episode timeout of {self.config.timeout_s:.0f} s")
+                self._step()
+        except _EpisodeEnd as e:
+            end = e
+        except KeyboardInterrupt:
+            end = _EpisodeEnd(Outcome.INTERRUPTED, "interrupted by the user")
+            self._finish(end)
+            raise
+        except DeviceLost as e:
+            end = _EpisodeEnd(Outcome.error("device_lost"), e.one_line())
+        except ModelError as e:
+            end = _EpisodeEnd(Outcome.error(getattr(e, "kind", "model")), e.one_line())
+        except DeviceError as e:
+            end = _EpisodeEnd(Outcome.error(getattr(e, "kind", "device")), e.one_line())
+        except MobileAgentError as e:
+            end = _EpisodeEnd(Outcome.error("runtime"), e.one_line())
+        except Exception as e:  # a bug must not leave the episode "running" with its steps unexplained
+            log.exception("episode %s failed unexpectedly", self._episode_id)
+            end = _EpisodeEnd(Outcome.error("internal"), f"{type(e).__name__}: {e}")
+        return self._finish(end)
+
+    def _finish(self, end: _EpisodeEnd) -> EpisodeResult:
+        self.store.finish_episode(self._episode_id, end.outcome, detail=end.detail, answer=end.answer)
+        return EpisodeResult(self._episode_id, self._task, end.outcome, self._index, end.answer, end.detail)
+
+    def _step(self) -> None:
+        started = time.time()
+        t0 = time.perf_counter()
+        self._xml: str | None = None
+        self._xml_fetched = False
+        # Popup rules need this step's view tree before the model is asked: dump it while the screenshot and the
+        # foreground app are read, not after.
+        self._xml_pending = self._prefetch.submit(self.device.hierarchy) if self.config.popup_rules else None
+        obs = self.device.observe(self._observe_scale())
+        draft = _StepDraft(self._index, started, obs)
+        draft.timings["screenshot"] = obs.screenshot_ms
+        if obs.secure:
+            self._take_over(draft, None, "secure_screen", takeover_question("secure_screen", None))
+            return
+        if self.config.popup_rules and self._popup_rule(draft):
+            return
+        if self.config.detect_walls and self._wall(draft):
+            return
+        screen_hash = dhash(obs.screenshot, self.config.loops.hash_size)
+        loop_hint = self.loops.hint(screen_hash, *obs.size)
+        if loop_hint:
+            draft.decisions.append(Decision("loop", Verdict.HINT, loop_hint, kind="loop"))
+        self._ask_model(draft, loop_hint)
+        if self.critic is not None and draft.action is not None:
+            self._critique(draft, loop_hint, t0)
+        action = draft.action
+        if action is None:  # unusable reply, already recorded
+            return
+        if action.kind is ActionKind.FINISH:
+            self._record(draft, t0)
+            raise _EpisodeEnd(Outcome.FINISHED, action.text, answer=action.text)
+        if action.kind is ActionKind.ANSWER:
+            self._record(draft, t0)
+            raise _EpisodeEnd(Outcome.ANSWERED, action.text, answer=action.text)
+        if action.kind is ActionKind.CALL_USER:
+            question = action.text or "The agent needs your help."
+            self._take_over(draft, t0, pause_kind_for_call(question), question)
+            return
+        if not self._guarded(draft, t0, screen_hash):
+            return
+        package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
+        if action.kind is ActionKind.LAUNCH and package is None:
+            return
+        result = self.device.perform(action, package=package, before=draft.observation.screenshot)
+        draft.timings["act"] = result.act_ms
+        draft.timings["settle"] = result.settle_ms
+        self._record(draft, t0)
+        self.loops.note(screen_hash, action)
+
+    # ----- step parts -------------------------------------------------------------------------------------------
+    def _observe_scale(self) -> float:
+        """Ask the phone for frames at the model's working size: the host then never decodes, resizes or re-encodes
+        a full-resolution screenshot (the biggest CPU cost of a step), and the store keeps what the model saw."""
+        if self._scale is None:
+            device = self.device.screen_size()
+            self._scale = min(1.0, self.family.working_size(device).width / device.width)
+        return self._scale
+
+    def _hierarchy(self) -> str | None:
+        """The view tree of this step, dumped at most once (popup rules, walls and the safety gate share it)."""
+        if not self._xml_fetched:
+            self._xml_fetched = True
+            pending, self._xml_pending = self._xml_pending, None
+            try:
+                self._xml = pending.result() if pending is not None else self.device.hierarchy()
+            except DeviceLost:
+                raise
+            except DeviceError as exc:
+                log.warning("no view hierarchy this step: %s", exc.one_line())
+                self._xml = None
+        return self._xml
+
+    def _popup_rule(self, draft: _StepDraft) -> bool:
+        if self.registry is None or not draft.observation.package:
+            return False
+        xml = self._hierarchy()
+        if xml is None:
+            return False
+        match = self.registry.match_popup(draft.observation.package, xml)
+        if match is None:
+            return False
+        draft.source = "rule"
+        draft.hierarchy = xml
+        draft.action = match.action
+        draft.thought = f"popup rule: {match.rule.id if hasattr(match.rule, 'id') else match.rule}"
+        t0 = time.perf_counter()
+        result = self.device.perform(match.action, before=draft.observation.screenshot)
+        draft.timings["act"] = result.act_ms
+        draft.timings["settle"] = result.settle_ms
+        self._record(draft, t0)
+        return True
+
+    def _wall(self, draft: _StepDraft) -> bool:
+        """A captcha or a login wall: only judged when the tree is at hand already (popup rules dumped it)."""
+        if not self._xml_fetched or self._xml is None:
+            return False
+        wall: Wall | None = detect_wall(self._xml, draft.observation.package, self.registry)
+        if wall is None:
+            return False
+        draft.hierarchy = self._xml
+        draft.source, draft.thought = "rule", wall.evidence
+        draft.decisions.append(
+            Decision("takeover", Verdict.ASK, wall.evidence, kind=wall.kind, source="screen")
+        )
+        self._take_over(draft, None, wall.kind, takeover_question(wall.kind, wall.evidence))
+        return True
+
+    def _ask_model(self, draft: _StepDraft, loop_hint: str | None = None) -> None:
+        obs = draft.observation
+        prepared = prepare_image(obs.screenshot, self.family)
+        hints = None
+        if self.config.app_hints and self.registry is not None and obs.package:
+            hints = self.registry.hints(obs.package)
+        correction = "; ".join(c for c in (self._correction, loop_hint) if c) or None
+        messages = self.family.build_messages(
+            self._task,
+            self._history,
+            prepared,
+            options=self.config.prompt,
+            hints=hints,
+            correction=correction,
+        )
+        reply = self.client.complete(messages, episode_id=self._episode_id)
+        draft.reply = reply
+        draft.timings["model"] = reply.latency_s * 1000
+        geometry = Geometry(device=obs.size, image=prepared.size)
+        try:
+            parsed = self.family.parse(reply.text, geometry, reasoning=reply.reasoning)
+        except ParseError as exc:
+            self._unusable(draft, "parse", exc.message, f"your last reply could not be parsed: {exc.message}")
+            return
+        draft.action = parsed.action
+        draft.thought = parsed.thought
+        self._pending_turn = HistoryTurn(image=prepared.jpeg, reply=reply.text, action=parsed.action)
+
+    def _critique(self, draft: _StepDraft, loop_hint: str | None, t0: float) -> None:
+        """The critic labels the proposed action before it runs; on ``wrong`` the model is asked again with the
+        critique, up to ``critic.max_reasks`` times. Every label is recorded with the step."""
+        critic = self.critic
+        for reask in range(critic.max_reasks + 1):
+            action = draft.action
+            if action is None or action.kind in (ActionKind.FINISH, ActionKind.ANSWER, ActionKind.CALL_USER):
+                return
+            label = critic.label(
+                self._task,
+                [turn.reply for turn in self._history],
+                draft.observation.screenshot,
+                action.describe(),
+                action=action,
+                episode_id=self._episode_id,
+            )
+            name = label.label.value if label.label is not None else "unavailable"
+            wrong = label.is_wrong
+            draft.decisions.append(
+                Decision(
+                    "critic",
+                    Verdict.HINT if wrong else Verdict.ALLOW,
+                    f"{name}: {label.rationale}",
+                    kind=name,
+                )
+            )
+            if not wrong:
+                return
+            if reask == critic.max_reasks:
+                if critic.block_when_still_wrong:
+                    self._record(draft, t0)
+                    raise _EpisodeEnd(
+                        Outcome.BLOCKED, f"critic: {action.describe()} is still wrong: {label.rationale}"
+                    )
+                return
+            self._correction = critic.correction(label, action.describe())
+            draft.reply, draft.action, draft.thought = None, None, ""
+            self._ask_model(draft, loop_hint)
+
+    def _unusable(self, draft: _StepDraft, kind: str, message: str, correction: str) -> None:
+        """Record a step whose action cannot be executed, and ask the model again with a correction."""
+        draft.error_kind, draft.error = kind, message
+        draft.action = None
+        self._record(draft, None, add_history=False)
+        self._parse_failures += 1
+        self._correction = correction + ". Answer again in the exact output format."
+        if self._parse_failures > self.config.max_parse_retries:
+            raise _EpisodeEnd(
+                Outcome.error(kind), f"{self._parse_failures} unusable replies in a row: {message}"
+            )
+
+    def _guarded(self, draft: _StepDraft, t0: float, screen_hash: int) -> bool:
+        obs = draft.observation
+        ctx = GuardContext(
+            self._task,
+            draft.action,
+            Size(*obs.size),
+            obs.package,
+            draft.index,
+            thought=draft.thought,
+            screen_hash=screen_hash,
+            hierarchy_source=self._hierarchy,
+        )
+        decisions = run_guards(self.guards, ctx)
+        draft.decisions.extend(decisions)
+        if any(d.kind and d.verdict is not Verdict.HINT and d.guard != "loop" for d in decisions):
+            draft.hierarchy = self._xml  # the evidence for a safety decision goes with the step
+        blocked = next((d for d in decisions if d.verdict is Verdict.BLOCK), None)
+        if blocked is not None:
+            if blocked.guard == "validity":
+                action = draft.action
+                self._unusable(
+                    draft,
+                    "invalid_action",
+                    blocked.reason,
+                    f"the action {action.describe()} is invalid: {blocked.reason}",
+                )
+                return False
+            self._record(draft, t0)
+            outcome = Outcome.LOOP if blocked.guard == "loop" else Outcome.BLOCKED
+            raise _EpisodeEnd(outcome, f"{blocked.guard}: {blocked.reason}")
+        asked = next((d for d in decisions if d.verdict is Verdict.ASK), None)
+        if asked is not None and not self._confirmed(draft, asked, screen_hash, t0):
+            return False
+        hints = [d.reason for d in decisions if d.verdict is Verdict.HINT]
+        self._correction = "; ".join(hints) if hints else None
+        return True
+
+    def _confirmed(self, draft: _StepDraft, asked: Decision, screen_hash: int, t0: float) -> bool:
+        """A person's yes (now, or given when the episode was resumed). No person: the episode pauses."""
+        if self._approval is not None and self._approved_earlier(
+            draft.action, screen_hash, draft.observation.size
+        ):
+            self._approval = None
+            draft.decisions.append(Decision("human", Verdict.ALLOW, "confirmed by the person when resuming"))
+            return True
+        staged = pause_store.stage_screenshot(
+            self.store, self._episode_id, draft.index, draft.observation.screenshot
+        )
+        question = confirmation_question(asked, draft.action, staged)
+        answer = self.user.ask(question)
+        if answer is None:
+            self._record(draft, t0)
+            self._pause(
+                draft, "confirm", question, pending=draft.action, decision=asked, screen_hash=screen_hash
+            )
+        approved = approval_from_reply(answer) is True
+        draft.decisions.append(
+            Decision("human", Verdict.ALLOW if approved else Verdict.BLOCK, answer.strip())
+        )
+        if not approved:
+            self._record(draft, t0)
+            raise _EpisodeEnd(Outcome.BLOCKED, f"the user declined: {asked.reason}")
+        return True
+
+    def _approved_earlier(self, action: Action, screen_hash: int, size: Size) -> bool:
+        approval = self._approval
+        assert approval is not None
+        same = self.loops.same_action(approval.action, action, *size)
+        if approval.screen_hash is not None and action.kind in POINT_KINDS:
+            same = same and self.loops.same_screen(approval.screen_hash, screen_hash)
+        if not same:
+            log.info("the approved action was not proposed again; the approval is dropped")
+            self._approval = None
+        return same
+
+    def _resolve_launch(self, draft: _StepDraft, t0: float) -> str | None:
+        app = draft.action.app or ""
+        installed = self.device.installed_packages()
+        if self.registry is not None:
+            try:
+                return self.registry.resolve_launch(app, installed)
+            except MobileAgentError as exc:
+                suggestions = getattr(exc, "suggestions", None) or []
+                hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
+                self._unusable(
+                    draft,
+                    "unknown_app",
+                    f"unknown app {app!r}{hint}",
+                    f"there is no app called {app!r}{hint}",
+                )
+                return None
+        if app in installed:
+            return app
+        self._unusable(draft, "unknown_app", f"unknown app {app!r}", f"there is no app called {app!r}")
+        return None
+
+    # ----- people -----------------------------------------------------------------------------------------------
+    def _take_over(self, draft: _StepDraft, t0: float | None, kind: str, question: str) -> None:
+        """Hand the phone (or the question) to a person: now when one answers, else pause the episode."""
+        if kind == "secure_screen":
+            draft.error_kind, draft.error = "secure_screen", "the screen is secure (black screenshot)"
+        add_history = kind != "secure_screen" and draft.action is not None
+        answer = self.user.ask(question)
+        self._record(draft, t0, add_history=add_history)
+        if answer is None:
+            self._pause(draft, kind, question)
+        self._human_step(kind, answer)
+
+    def _pause(
+        self,
+        draft: _StepDraft,
+        kind: str,
+        question: str,
+        *,
+        pending: Action | None = None,
+        decision: Decision | None = None,
+        screen_hash: int | None = None,
+    ) -> None:
+        pause_store.create_pause(
+            self.store,
+            pause_store.PauseRecord(
+                episode_id=self._episode_id,
+                step_index=draft.index,
+                kind=kind,
+                question=question,
+                device=self.device.serial,
+                adb_server=self.device.adb_address,
+                reserve_s=self.config.reserve_s,
+                pending_action=pending,
+                decision=decision.to_dict() if decision else None,
+                screen_hash=screen_hash,
+                context={
+                    "family": self.family.name,
+                    "model": self.client.model,
+                    "base_urls": list(self.client.endpoints),
+                    "config": self.config.snapshot(),
+                },
+            ),
+        )
+        first_line = question.strip().splitlines()[0] if question.strip() else kind
+        raise _EpisodeEnd(Outcome.NEEDS_USER, f"{kind}: {first_line} — {resume_hint(self._episode_id, kind)}")
+
+    def _after_pause(self, pause: pause_store.PauseInfo, reply: str | None, approved: bool | None) -> None:
+        """The first step of a resumed episode: what the person did, then back to the model."""
+        if pause.kind == "confirm":
+            verdict = Verdict.ALLOW if approved else Verdict.BLOCK
+            obs = self.device.observe(self._observe_scale())
+            draft = _StepDraft(self._index, time.time(), obs, source="human")
+            draft.thought = (
+                f"the person {'confirmed' if approved else 'declined'}: {pause.question.splitlines()[0]}"
+            )
+            draft.decisions.append(
+                Decision("human", verdict, reply or "", kind=(pause.decision or {}).get("kind"))
+            )
+            if not approved or pause.pending_action is None:
+                self._record(draft, None, add_history=False)
+                raise _EpisodeEnd(Outcome.BLOCKED, f"the user declined: {pause.question.splitlines()[0]}")
+            self._perform_approved(draft, pause)
+            return
+        self._human_step(pause.kind, reply if reply is not None else "")
+
+    def _perform_approved(self, draft: _StepDraft, pause: pause_store.PauseInfo) -> None:
+        """Do the action the person approved, if the phone still shows the screen it was approved on; otherwise
+        the model decides again on the new screen and the approval holds for that same action once."""
+        action = pause.pending_action
+        assert action is not None
+        screen_hash = dhash(draft.observation.screenshot, self.config.loops.hash_size)
+        if pause.screen_hash is not None and not self.loops.same_screen(pause.screen_hash, screen_hash):
+            draft.thought += " (the screen changed since; the model is asked again)"
+            self._record(draft, None, add_history=False)
+            self._approval = _Approval(action, None)
+            return
+        draft.action = action
+        t0 = time.perf_counter()
+        package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
+        if action.kind is ActionKind.LAUNCH and package is None:
+            return
+        result = self.device.perform(action, package=package, before=draft.observation.screenshot)
+        draft.timings["act"] = result.act_ms
+        draft.timings["settle"] = result.settle_ms
+        self._record(draft, t0, add_history=False)
+
+    def _human_step(self, kind: str, answer: str) -> None:
+        """Record what the person did (the screen after them) and tell the model about it in the next prompt."""
+        obs = self.device.observe(self._observe_scale())
+        draft = _StepDraft(self._index, time.time(), obs, source="human")
+        said = answer.strip()
+        draft.thought = f"{kind}: the person took over" + (f" and replied: {said}" if said else "")
+        draft.decisions.append(Decision("human", Verdict.ALLOW, said or "done on the phone", kind=kind))
+        self._record(draft, None, add_history=False)
+        self._correction = (
+            f"The user replied: {said}"
+            if said
+            else "The user has acted on the phone; continue from this screen."
+        )
+
+    def _rebuild_history(self, steps: list[Any]) -> list[HistoryTurn]:
+        """The model's earlier turns, as the loop would have kept them (images only for the newest few)."""
+        usable = [
+            s
+            for s in steps
+            if str(s.action_source) == "model"
+            and s.action is not None
+            and s.error_kind is None
+            and s.raw_reply
+        ]
+        usable = usable[-max(1, self.config.prompt.max_history_turns) :]
+        with_images = max(0, self.config.prompt.history_images)
+        turns = []
+        for i, step in enumerate(usable):
+            image = None
+            path = self.store.screenshot_path(step)
+            if i >= len(usable) - with_images and path is not None and path.is_file():
+                image = prepare_image(path.read_bytes(), self.family).jpeg
+            turns.append(HistoryTurn(image=image, reply=step.raw_reply, action=step.action))
+        return turns
+
+    # ----- recording --------------------------------------------------------------------------------------------
+    def _record(self, draft: _StepDraft, t0: float | None, *, add_history: bool = True) -> None:
+        if t0 is not None:
+            draft.timings["total"] = (time.perf_counter() - t0) * 1000
+        obs = draft.observation
+        reply = draft.reply
+        if draft.hierarchy is None and getattr(self, "_xml_fetched", False):
+            # The view tree of the observed screen, when this step read it anyway: offline evaluation scores taps
+            # by the element under them, and verification reads the final screen's text from it.
+            draft.hierarchy = self._xml
+        record = StepRecord(
+            index=draft.index,
+            started_at=draft.started_at,
+            ended_at=time.time(),
+            screen=obs.size,
+            foreground_app=obs.package,
+            foreground_activity=obs.activity,
+            raw_reply=reply.text if reply else None,
+            reasoning=reply.reasoning if reply else None,
+            thought=draft.thought or None,
+            action=draft.action,
+            action_source=draft.source,
+            guard_decisions=[d.to_dict() for d in draft.decisions],
+            timings=StepTimings.from_dict(draft.timings),
+            prompt_tokens=reply.prompt_tokens if reply else None,
+            completion_tokens=reply.completion_tokens if reply else None,
+            model_latency_ms=reply.latency_s * 1000 if reply else None,
+            error_kind=draft.error_kind,
+            error_text=draft.error,
+        )
+        self.store.record_step(self._episode_id, record, screenshot=obs.screenshot, hierarchy=draft.hierarchy)
+        if draft.action is not None and draft.error is None:
+            self._parse_failures = 0
+            if add_history and draft.source == "model":
+                self._history.append(self._pending_turn)
+        self._index += 1
+        if self.on_step is not None:
+            self.on_step(
+                StepEvent(
+                    self._episode_id,
+                    draft.index,
+                    draft.source,
+                    draft.thought,
+                    draft.action,
+                    draft.error,
+                    draft.timings,
+                )
+            )

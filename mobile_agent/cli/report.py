@@ -1,0 +1,220 @@
+"""Command functions for replay, report, export and eval-offline. ``cli.py`` mounts them on the main app.
+
+Each one parses arguments, calls the library (replay.py, report/, evaluate.py) and renders the result with rich.
+User errors are raised as ``UserError`` for the main app to print as one line and a hint.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from mobile_agent.errors import UserError
+
+console = Console()
+
+DB_OPTION = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store.")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+# ----- replay --------------------------------------------------------------------------------------------------
+def replay_command(
+    episode: str = typer.Argument(..., help="Episode to replay (id or unique prefix)."),
+    device: str | None = typer.Option(
+        None, "--device", "-d", help="Target phone serial (default: the only one)."
+    ),
+    adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
+    speed: float = typer.Option(
+        0.0,
+        "--speed",
+        min=0.0,
+        help="Keep the recording's pace X times faster; 0 = as fast as screens settle.",
+    ),
+    until: int | None = typer.Option(None, "--until", min=0, help="Stop after this recorded step index."),
+    on_divergence: str = typer.Option(
+        "warn",
+        "--on-divergence",
+        help="When a live screen differs from the recording: stop, warn or continue.",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show the scaled actions; do nothing, record nothing."
+    ),
+    db: str | None = DB_OPTION,
+) -> None:
+    """Re-execute a recorded episode on a phone, comparing every screen with the recording.
+
+    Exits 1 when the replay ends in an error (with --on-divergence stop: at the first divergence).
+    """
+    from mobile_agent.replay.replayer import DivergencePolicy, ReplayOptions, replay_episode
+    from mobile_agent.store.store import TrajectoryStore
+
+    try:
+        policy = DivergencePolicy(on_divergence.strip().lower())
+    except ValueError:
+        raise UserError(
+            f"--on-divergence {on_divergence!r} is not a policy", hint="use stop, warn or continue"
+        ) from None
+    options = ReplayOptions(speed=speed, until=until, on_divergence=policy, dry_run=dry_run)
+
+    def show(step) -> None:
+        what = escape(step.action.describe()) if step.action else "[red]no action[/]"
+        mark = (
+            "[red]diverged[/]" if step.diverged else ("[green]ok[/]" if step.performed else "[dim]planned[/]")
+        )
+        console.print(f"[bold]{step.index:>3}[/] {what}  {mark} [dim]{escape(step.describe())}[/]")
+
+    with TrajectoryStore.open(db) as store:
+        result = replay_episode(store, episode, device=device, adb=adb, options=options, on_step=show)
+    if result.episode_id is None:
+        size = (
+            f"{result.target_screen.width}x{result.target_screen.height}"
+            if result.target_screen
+            else "recorded"
+        )
+        console.print(f"dry run: {len(result.steps)} step(s) planned for a {size} screen; nothing was done")
+        return
+    diverged = result.divergences
+    colour = "green" if not diverged and not str(result.outcome).startswith("error") else "yellow"
+    console.print(
+        f"replay [bold]{result.episode_id}[/] of {result.source.id}: [{colour}]{result.outcome}[/], "
+        f"{len(diverged)} of {len(result.steps)} step(s) diverged"
+    )
+    if result.detail:
+        console.print(f"[dim]{escape(result.detail)}[/]")
+    # Divergences under warn/continue are reported, not failures; stop turns the first one into error:divergence.
+    raise typer.Exit(1 if str(result.outcome).startswith("error") else 0)
+
+
+# ----- report --------------------------------------------------------------------------------------------------
+def report_command(
+    episode: str | None = typer.Argument(None, help="Episode to report (id or unique prefix)."),
+    run: str | None = typer.Option(None, "--run", help="Report a whole run instead of one episode."),
+    output: str | None = typer.Option(None, "--output", "-o", help="HTML file to write."),
+    db: str | None = DB_OPTION,
+) -> None:
+    """Write a self-contained HTML report of an episode or a run."""
+    from mobile_agent.report.html import write_report
+    from mobile_agent.store.store import TrajectoryStore
+
+    if (episode is None) == (run is None):
+        raise UserError(
+            "name one episode or pass --run RUN", hint="mobile-agent report 3f9a0c -o report.html"
+        )
+    with TrajectoryStore.open(db) as store:
+        path = write_report(store, episode=episode, run=run, output=output)
+    console.print(f"report written: {escape(str(path))}")
+
+
+# ----- export --------------------------------------------------------------------------------------------------
+def export_command(
+    episodes: list[str] = typer.Argument(None, help="Episodes to export (ids or unique prefixes)."),
+    run: str | None = typer.Option(None, "--run", help="Export every episode of a run."),
+    fmt: str = typer.Option(..., "--format", "-f", help="sharegpt (LLaMA-Factory) or swift (ms-swift)."),
+    output: str = typer.Option("export", "--output", "-o", help="Folder to write the dataset into."),
+    family: str | None = typer.Option(None, "--family", help="Write actions in this family's syntax."),
+    only_complete: bool = typer.Option(False, "--only-complete", help="Only episodes verified complete."),
+    only_correct_steps: bool = typer.Option(
+        False, "--only-correct-steps", help="Only steps labelled correct."
+    ),
+    images: str = typer.Option("copy", "--images", help="copy (into the folder) or reference (store files)."),
+    name: str | None = typer.Option(None, "--name", help="Dataset name (default mobile_agent_<format>)."),
+    db: str | None = DB_OPTION,
+) -> None:
+    """Export recorded steps as multimodal fine-tuning data."""
+    from mobile_agent.report.export import ExportFormat, ExportOptions, ImageMode, export_episodes
+    from mobile_agent.report.selection import select_episodes
+    from mobile_agent.store.store import TrajectoryStore
+
+    try:
+        chosen_format = ExportFormat(fmt.strip().lower())
+    except ValueError:
+        raise UserError(
+            f"unknown export format {fmt!r}", hint="use --format sharegpt or --format swift"
+        ) from None
+    try:
+        mode = ImageMode(images.strip().lower())
+    except ValueError:
+        raise UserError(
+            f"--images {images!r} is not a mode", hint="use --images copy or --images reference"
+        ) from None
+    options = ExportOptions(
+        format=chosen_format,
+        family=family,
+        only_complete=only_complete,
+        only_correct_steps=only_correct_steps,
+        images=mode,
+        dataset_name=name,
+    )
+    with TrajectoryStore.open(db) as store:
+        chosen = select_episodes(store, run=run, episodes=episodes or ())
+        result = export_episodes(store, chosen, output, options)
+    console.print(
+        f"{result.records} record(s) from {result.episodes} episode(s) written to {escape(str(result.data_file))}"
+    )
+    if result.dataset_info is not None:
+        console.print(f"LLaMA-Factory entry {options.name!r} in {escape(str(result.dataset_info))}")
+    for episode_id, reason in result.skipped_episodes.items():
+        console.print(f"[dim]skipped episode {episode_id}: {escape(reason)}[/]")
+    for reason, count in result.skipped_steps.items():
+        console.print(f"[dim]skipped {count} step(s): {escape(reason)}[/]")
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}")
+
+
+# ----- eval-offline --------------------------------------------------------------------------------------------
+def eval_offline_command(
+    episodes: list[str] = typer.Argument(None, help="Episodes to evaluate on (ids or unique prefixes)."),
+    run: str | None = typer.Option(None, "--run", help="Evaluate on every episode of a run."),
+    family: str = typer.Option(..., "--family", help="Output format family of the evaluated model."),
+    base_url: list[str] = typer.Option(..., "--base-url", help="OpenAI-compatible endpoint(s) of the model."),
+    model: str | None = typer.Option(None, "--model", help="Served model name (default: the first listed)."),
+    tap_distance: float = typer.Option(
+        0.14, "--tap-distance", help="Tap tolerance without a view tree, as a fraction of the screen."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+    db: str | None = DB_OPTION,
+) -> None:
+    """Ask a model for every recorded step and score its actions against the recorded ones."""
+    from mobile_agent.evaluate.offline import EvalOptions, evaluate_offline
+    from mobile_agent.report.selection import select_episodes
+    from mobile_agent.store.store import TrajectoryStore
+
+    options = EvalOptions(family=family, base_url=base_url, model=model, tap_distance=tap_distance)
+    with TrajectoryStore.open(db) as store:
+        chosen = select_episodes(store, run=run, episodes=episodes or ())
+        report = evaluate_offline(store, chosen, options)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return
+    table = Table(
+        "app",
+        "steps",
+        "type acc.",
+        "wrong type",
+        "param acc. (right type)",
+        "right type, wrong param",
+        "unparsed",
+        title=f"{report.model} ({report.family}) on {report.overall.steps} recorded step(s)",
+    )
+    rows = list(report.by_app.items()) + [("all", report.overall)]
+    for app, tally in rows:
+        table.add_row(
+            escape(app) if app != "all" else "[bold]all[/]",
+            str(tally.steps),
+            _pct(tally.type_accuracy),
+            str(tally.wrong_type),
+            _pct(tally.param_accuracy),
+            str(tally.wrong_param),
+            str(tally.unparsed),
+        )
+    console.print(table)
+
+
+__all__ = ["eval_offline_command", "export_command", "replay_command", "report_command"]
