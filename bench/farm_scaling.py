@@ -176,12 +176,13 @@ def _child_cpu_s(pid: int) -> float:
 def run_batch(world: World, serials: list[str], tasks: int, workdir: Path, label: str) -> dict:
     """Warm each phone up with one episode, then time ``tasks`` episodes. Returns throughput figures."""
     from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState
-    from mobile_agent.farm.scheduler.runner import AgentRunner, EpisodeDefaults, ModelSettings
     from mobile_agent.farm.scheduler.jobs import SchedulerConfig
     from mobile_agent.farm.scheduler.pool import WorkerPool
-    from mobile_agent.store.store import TrajectoryStore
-    from mobile_agent.store import queue as q
+    from mobile_agent.farm.scheduler.runner import AgentRunner, EpisodeDefaults, ModelSettings
     from mobile_agent.farm.tasks import ResetMode
+    from mobile_agent.store import queue as q
+    from mobile_agent.store import queue_status as qs
+    from mobile_agent.store.store import TrajectoryStore
 
     phones = [FarmPhone(PhoneEntry(serial=s, adb=world.adb), PhoneState.ONLINE) for s in serials]
     with TrajectoryStore.open(root=workdir / label) as store:
@@ -201,8 +202,8 @@ def run_batch(world: World, serials: list[str], tasks: int, workdir: Path, label
             pool.run()
             elapsed = time.perf_counter() - started
             cpu_runtime, cpu_sim = time.process_time() - cpu_here, world.cpu_s() - cpu_world
-            counts = q.run_counts(store, run.id)
-            outcomes = {t.outcome for t in q.list_tasks(store, run.id)}
+            counts = qs.run_counts(store, run.id)
+            outcomes = {t.outcome for t in qs.list_tasks(store, run.id)}
             figures[phase] = {
                 "episodes": counts.done,
                 "seconds": round(elapsed, 2),
@@ -281,8 +282,8 @@ def _claim_loop(store, run_id: str, name: str, samples: list[float], lock: threa
 
 
 def queue_overhead(url: str | None, root: Path, *, tasks: int = 400, threads: int = 8) -> dict:
-    from mobile_agent.store.store import TrajectoryStore
     from mobile_agent.store import queue as q
+    from mobile_agent.store.store import TrajectoryStore
 
     out = {}
     with TrajectoryStore.open(url, root=root) as store:

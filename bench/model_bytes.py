@@ -21,8 +21,8 @@ from pathlib import Path
 from PIL import Image
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.model.families import DEFAULT_FAMILY, FAMILIES
 from mobile_agent.model.base import HistoryTurn
+from mobile_agent.model.families import DEFAULT_FAMILY, FAMILIES
 from mobile_agent.model.images import prepare_image
 
 DEFAULT_FOLDER = Path("/work/shared/data/real-screens")

@@ -20,8 +20,8 @@ from pathlib import Path
 from mobile_agent.agent.runtime import run_task
 from mobile_agent.agent.safety import SafetyPolicy
 from mobile_agent.sim.farm import AdbServer, SimFarm, free_port
-from mobile_agent.sim.model_server import SimModelServer
 from mobile_agent.sim.scenario import load_scenario
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
 
 SIM = Path(__file__).parents[1] / "mobile_agent" / "sim"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from mobile_agent.sim.phone import Phone, PhoneConfig
+from mobile_agent.sim.phone.phone import Phone, PhoneConfig
 
 REAL_DIR = Path("/work/shared/data/real-screens")
 
@@ -28,11 +28,11 @@ def _ms(start: float) -> float:
 
 
 def _tap_text(phone: Phone, text: str) -> None:
-    for node in phone._tree().walk():
+    for node in phone.display.tree().walk():
         if node.shown_text() == text and (node.clickable or node.editable):
             phone.tap(*node.center)
             return
-    for node in phone._tree().walk():
+    for node in phone.display.tree().walk():
         if node.shown_text() == text or node.desc == text:
             phone.tap(*node.center)
             return
@@ -69,12 +69,12 @@ def measure_sim(width: int, height: int) -> dict:
     phone = Phone(PhoneConfig(width=width, height=height))
     rows = []
     for name in _screens(phone):
-        built = phone._built()
+        built = phone.display.built()
         start = time.perf_counter()
-        image = phone.renderer.render(built.tree, built.chrome, black=built.black)
+        image = phone.display.renderer.render(built.tree, built.chrome, black=built.black)
         first_ms = _ms(start)
         start = time.perf_counter()
-        phone.renderer.render(built.tree, built.chrome, black=built.black)
+        phone.display.renderer.render(built.tree, built.chrome, black=built.black)
         warm_ms = _ms(start)
         rows.append(
             {"screen": name, "render_first_ms": first_ms, "render_warm_ms": warm_ms, **_encode(image)}

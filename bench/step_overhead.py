@@ -33,10 +33,10 @@ import adbutils
 import openai
 
 from mobile_agent.actions import ActionKind
-from mobile_agent.model.families import get_family
-from mobile_agent.model.client import ModelClient
 from mobile_agent.agent.runtime import run_task
 from mobile_agent.agent.safety import parse_policy
+from mobile_agent.model.client import ModelClient
+from mobile_agent.model.families import get_family
 from mobile_agent.sim.farm import free_port, free_port_block
 from mobile_agent.store.store import TrajectoryStore
 

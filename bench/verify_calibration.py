@@ -28,17 +28,16 @@ from pathlib import Path
 
 from mobile_agent.actions import Action, ActionKind, Outcome
 from mobile_agent.model.client import ModelClient
-from mobile_agent.sim.judge_server import JudgeScript, ScriptedJudgeServer
-from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, Script, load_scripts
-from mobile_agent.sim.phone import Phone
-from mobile_agent.sim.scenario import load_scenario
+from mobile_agent.sim.phone.phone import Phone
+from mobile_agent.sim.scenario import load_scenario, phone_state
+from mobile_agent.sim.servers.judge_server import JudgeScript, ScriptedJudgeServer
+from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, Script, load_scripts
 from mobile_agent.store.records import StepRecord
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.verify.judges import Judge
 from mobile_agent.verify.checks import TaskCheck, run_checks
-from mobile_agent.verify.verdict import Verdict, vote
+from mobile_agent.verify.judges import Judge
 from mobile_agent.verify.service import judge_episode
-from mobile_agent.verify.state import state_snapshot
+from mobile_agent.verify.verdict import Verdict, vote
 
 # Completion points for tasks whose scenario checks only look at the end result.
 POINTS = {
@@ -103,7 +102,7 @@ def make_case(store: TrajectoryStore, script: Script, cut: int) -> Case:
         final_hierarchy=phone.hierarchy_xml(),
         final_package=package,
         final_activity=activity,
-        phone_state=state_snapshot(phone),
+        phone_state=phone_state(phone),
     ).verdict
     return Case(episode.id, scenario.name, len(actions), truth or Verdict.FAILED)
 

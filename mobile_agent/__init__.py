@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "run_task": ("mobile_agent.agent.runtime", "run_task"),
-    "run_demo": ("mobile_agent.agent.runtime", "run_demo"),
+    "run_demo": ("mobile_agent.cli.demo", "run_demo"),
     "open_store": ("mobile_agent.store.store", "TrajectoryStore.open"),
     "TrajectoryStore": ("mobile_agent.store.store", "TrajectoryStore"),
     "load_apps": ("mobile_agent.apps.registry", "load_registry"),
@@ -29,14 +29,14 @@ _EXPORTS = {
     "parse_policy": ("mobile_agent.agent.safety", "parse_policy"),
     "SafetyPolicy": ("mobile_agent.agent.safety", "SafetyPolicy"),
     "Agent": ("mobile_agent.agent.loop", "Agent"),
-    "AgentConfig": ("mobile_agent.agent.loop", "AgentConfig"),
+    "AgentConfig": ("mobile_agent.agent.config", "AgentConfig"),
     "AndroidDevice": ("mobile_agent.device.android", "AndroidDevice"),
     "ModelClient": ("mobile_agent.model.client", "ModelClient"),
     "get_family": ("mobile_agent.model.families", "get_family"),
     "Action": ("mobile_agent.actions", "Action"),
     "Outcome": ("mobile_agent.actions", "Outcome"),
     "SimFarm": ("mobile_agent.sim.farm", "SimFarm"),
-    "SimModelServer": ("mobile_agent.sim.model_server", "SimModelServer"),
+    "SimModelServer": ("mobile_agent.sim.servers.model_server", "SimModelServer"),
 }
 
 __all__ = [*_EXPORTS, "__version__"]

@@ -36,11 +36,13 @@ class Decision:
     source: str | None = None
     element: str | None = None
     app: str | None = None
+    signals: tuple[str, ...] = ()  # every reading behind it: which rule, which text, which OCR words
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["verdict"] = self.verdict.value
-        return {k: v for k, v in d.items() if v not in (None, "")}
+        d["signals"] = list(self.signals)
+        return {k: v for k, v in d.items() if v not in (None, "", [])}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
@@ -52,6 +54,7 @@ class Decision:
             source=data.get("source"),
             element=data.get("element"),
             app=data.get("app"),
+            signals=tuple(str(s) for s in data.get("signals") or ()),
         )
 
 
@@ -71,6 +74,7 @@ class GuardContext:
     thought: str = ""
     screen_hash: int | None = None
     hierarchy_source: Callable[[], str | None] | None = None
+    screenshot_source: Callable[[], Any] | None = None  # the step's frame (a PIL image) for reading pixels
     _hierarchy: str | None = field(default=None, repr=False)
     _fetched: bool = field(default=False, repr=False)
 

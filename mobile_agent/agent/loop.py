@@ -8,6 +8,10 @@ wall, a secure screen) the loop asks ``UserChannel.ask``; when nobody can answer
 episode pauses: it ends as ``needs_user`` with a ``pauses`` row, and ``Agent.resume`` continues the same episode.
 What the person did is recorded as a step with source ``human`` whose screenshot is the screen they left behind
 (the step before it holds the screen they were handed).
+
+Imports run one way: the settings and results come from :mod:`mobile_agent.agent.config`, a step's screen, draft
+and record from :mod:`mobile_agent.agent.step`, walls and questions from :mod:`mobile_agent.agent.takeover`; the
+entry points that build an Agent (``run_task``, ``resume_episode``) sit above, in :mod:`mobile_agent.agent.runtime`.
 """
 
 from __future__ import annotations
@@ -15,23 +19,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
-from mobile_agent.device.android import AndroidDevice, Observation
-from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, ParseError, UserError
+from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, UserChannel
 from mobile_agent.agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
-from mobile_agent.screen.imagehash import dhash
-from mobile_agent.agent.loops import LoopConfig, LoopDetector, LoopGuard
-from mobile_agent.model.base import Geometry, HistoryTurn, ModelFamily, PromptOptions
-from mobile_agent.model.images import prepare_image
-from mobile_agent.model.client import ModelClient, Reply
-from mobile_agent.agent.safety import SafetyGate, SafetyPolicy
-from mobile_agent.store.records import StepRecord, StepTimings
-from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import pauses as pause_store
+from mobile_agent.agent.loops import LoopDetector, LoopGuard
+from mobile_agent.agent.safety import SafetyGate
+from mobile_agent.agent.step import StepDraft, StepScreen, rebuild_history, step_event, step_record
 from mobile_agent.agent.takeover import (
     Wall,
     approval_from_reply,
@@ -41,107 +37,17 @@ from mobile_agent.agent.takeover import (
     resume_hint,
     takeover_question,
 )
+from mobile_agent.device.android import AndroidDevice, Observation
+from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, ParseError, UserError
+from mobile_agent.model.base import HistoryTurn, ModelFamily
+from mobile_agent.model.client import ModelClient
+from mobile_agent.model.images import Geometry, prepare_image
+from mobile_agent.screen.imagehash import dhash
+from mobile_agent.store import pauses as pause_store
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.verify.labels import Critic
 
 log = logging.getLogger(__name__)
-
-
-class UserChannel(Protocol):
-    """The person behind the run. ``ask`` returns None when nobody can answer (batch, --non-interactive)."""
-
-    def ask(self, question: str) -> str | None: ...
-
-
-class NoUser:
-    def ask(self, question: str) -> str | None:
-        return None
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    max_steps: int = 50
-    timeout_s: float = 900.0
-    max_parse_retries: int = 3  # consecutive unusable replies before the episode ends as error:parse
-    prompt: PromptOptions = field(default_factory=PromptOptions)
-    popup_rules: bool = True
-    app_hints: bool = True
-    safety: SafetyPolicy = field(default_factory=SafetyPolicy)  # ask for every consequential action
-    loops: LoopConfig = field(default_factory=LoopConfig)
-    detect_walls: bool = True  # captcha and login screens hand over to a person
-    reserve_s: float = 1800.0  # how long a paused episode keeps its phone reserved for the person
-
-    def snapshot(self) -> dict[str, Any]:
-        """What a resumed episode needs to run with the same settings (JSON-safe)."""
-        return {
-            "max_steps": self.max_steps,
-            "timeout_s": self.timeout_s,
-            "max_parse_retries": self.max_parse_retries,
-            "popup_rules": self.popup_rules,
-            "app_hints": self.app_hints,
-            "detect_walls": self.detect_walls,
-            "reserve_s": self.reserve_s,
-            "prompt": asdict(self.prompt),
-            "loops": asdict(self.loops),
-            "safety": self.safety.to_dict(),
-        }
-
-    @classmethod
-    def from_snapshot(cls, data: dict[str, Any]) -> AgentConfig:
-        plain = {
-            k: data[k] for k in ("max_steps", "timeout_s", "max_parse_retries", "popup_rules") if k in data
-        }
-        plain |= {k: data[k] for k in ("app_hints", "detect_walls", "reserve_s") if k in data}
-        return cls(
-            **plain,
-            prompt=PromptOptions(**data.get("prompt", {})),
-            loops=LoopConfig(**data.get("loops", {})),
-            safety=SafetyPolicy.from_dict(data["safety"]) if "safety" in data else SafetyPolicy(),
-        )
-
-
-@dataclass(frozen=True)
-class StepEvent:
-    """What the live display shows after each recorded step."""
-
-    episode_id: str
-    index: int
-    source: str
-    thought: str
-    action: Action | None
-    error: str | None
-    timings: dict[str, float]
-
-
-@dataclass(frozen=True)
-class EpisodeResult:
-    episode_id: str
-    task: str
-    outcome: Outcome
-    steps: int
-    answer: str | None = None
-    detail: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome.ended_by_agent
-
-
-@dataclass
-class _StepDraft:
-    """Fields of one step, filled in as the step proceeds, then written once."""
-
-    index: int
-    started_at: float
-    observation: Observation
-    source: str = "model"
-    reply: Reply | None = None
-    thought: str = ""
-    action: Action | None = None
-    decisions: list[Decision] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    error_kind: str | None = None
-    error: str | None = None
-    hierarchy: str | None = None
 
 
 @dataclass
@@ -188,9 +94,7 @@ class Agent:
         )
         self.on_step = on_step
         self.critic = critic
-        self._scale: float | None = None
-        self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hierarchy")
-        self._xml_pending: Future[str] | None = None
+        self.screen = StepScreen(device, family)
         self._approval: _Approval | None = None
 
     # ----- the loop ---------------------------------------------------------------------------------------------
@@ -231,7 +135,7 @@ class Agent:
         pause_store.reopen_episode(self.store, episode.id)
         pause_store.mark_resumed(self.store, pause.id, reply)
         self._begin(episode.id, episode.task, index=(steps[-1].index + 1) if steps else 0)
-        self._history = self._rebuild_history(steps)
+        self._history = rebuild_history(steps, self.store, self.family, self.config.prompt)
         return self._loop(lambda: self._after_pause(pause, reply, approved))
 
     def _begin(self, episode_id: str, task: str, *, index: int) -> None:
@@ -281,13 +185,9 @@ class Agent:
     def _step(self) -> None:
         started = time.time()
         t0 = time.perf_counter()
-        self._xml: str | None = None
-        self._xml_fetched = False
-        # Popup rules need this step's view tree before the model is asked: dump it while the screenshot and the
-        # foreground app are read, not after.
-        self._xml_pending = self._prefetch.submit(self.device.hierarchy) if self.config.popup_rules else None
-        obs = self.device.observe(self._observe_scale())
-        draft = _StepDraft(self._index, started, obs)
+        self.screen.start_step(prefetch=self.config.popup_rules)
+        obs = self.screen.observe()
+        draft = StepDraft(self._index, started, obs)
         draft.timings["screenshot"] = obs.screenshot_ms
         if obs.secure:
             self._take_over(draft, None, "secure_screen", takeover_question("secure_screen", None))
@@ -328,32 +228,10 @@ class Agent:
         self.loops.note(screen_hash, action)
 
     # ----- step parts -------------------------------------------------------------------------------------------
-    def _observe_scale(self) -> float:
-        """Ask the phone for frames at the model's working size: the host then never decodes, resizes or re-encodes
-        a full-resolution screenshot (the biggest CPU cost of a step), and the store keeps what the model saw."""
-        if self._scale is None:
-            device = self.device.screen_size()
-            self._scale = min(1.0, self.family.working_size(device).width / device.width)
-        return self._scale
-
-    def _hierarchy(self) -> str | None:
-        """The view tree of this step, dumped at most once (popup rules, walls and the safety gate share it)."""
-        if not self._xml_fetched:
-            self._xml_fetched = True
-            pending, self._xml_pending = self._xml_pending, None
-            try:
-                self._xml = pending.result() if pending is not None else self.device.hierarchy()
-            except DeviceLost:
-                raise
-            except DeviceError as exc:
-                log.warning("no view hierarchy this step: %s", exc.one_line())
-                self._xml = None
-        return self._xml
-
-    def _popup_rule(self, draft: _StepDraft) -> bool:
+    def _popup_rule(self, draft: StepDraft) -> bool:
         if self.registry is None or not draft.observation.package:
             return False
-        xml = self._hierarchy()
+        xml = self.screen.hierarchy()
         if xml is None:
             return False
         match = self.registry.match_popup(draft.observation.package, xml)
@@ -370,14 +248,15 @@ class Agent:
         self._record(draft, t0)
         return True
 
-    def _wall(self, draft: _StepDraft) -> bool:
+    def _wall(self, draft: StepDraft) -> bool:
         """A captcha or a login wall: only judged when the tree is at hand already (popup rules dumped it)."""
-        if not self._xml_fetched or self._xml is None:
+        xml = self.screen.dumped
+        if xml is None:
             return False
-        wall: Wall | None = detect_wall(self._xml, draft.observation.package, self.registry)
+        wall: Wall | None = detect_wall(xml, draft.observation.package, self.registry)
         if wall is None:
             return False
-        draft.hierarchy = self._xml
+        draft.hierarchy = xml
         draft.source, draft.thought = "rule", wall.evidence
         draft.decisions.append(
             Decision("takeover", Verdict.ASK, wall.evidence, kind=wall.kind, source="screen")
@@ -385,7 +264,7 @@ class Agent:
         self._take_over(draft, None, wall.kind, takeover_question(wall.kind, wall.evidence))
         return True
 
-    def _ask_model(self, draft: _StepDraft, loop_hint: str | None = None) -> None:
+    def _ask_model(self, draft: StepDraft, loop_hint: str | None = None) -> None:
         obs = draft.observation
         prepared = prepare_image(obs.screenshot, self.family)
         hints = None
@@ -413,7 +292,7 @@ class Agent:
         draft.thought = parsed.thought
         self._pending_turn = HistoryTurn(image=prepared.jpeg, reply=reply.text, action=parsed.action)
 
-    def _critique(self, draft: _StepDraft, loop_hint: str | None, t0: float) -> None:
+    def _critique(self, draft: StepDraft, loop_hint: str | None, t0: float) -> None:
         """The critic labels the proposed action before it runs; on ``wrong`` the model is asked again with the
         critique, up to ``critic.max_reasks`` times. Every label is recorded with the step."""
         critic = self.critic
@@ -452,7 +331,7 @@ class Agent:
             draft.reply, draft.action, draft.thought = None, None, ""
             self._ask_model(draft, loop_hint)
 
-    def _unusable(self, draft: _StepDraft, kind: str, message: str, correction: str) -> None:
+    def _unusable(self, draft: StepDraft, kind: str, message: str, correction: str) -> None:
         """Record a step whose action cannot be executed, and ask the model again with a correction."""
         draft.error_kind, draft.error = kind, message
         draft.action = None
@@ -464,7 +343,7 @@ class Agent:
                 Outcome.error(kind), f"{self._parse_failures} unusable replies in a row: {message}"
             )
 
-    def _guarded(self, draft: _StepDraft, t0: float, screen_hash: int) -> bool:
+    def _guarded(self, draft: StepDraft, t0: float, screen_hash: int) -> bool:
         obs = draft.observation
         ctx = GuardContext(
             self._task,
@@ -474,12 +353,13 @@ class Agent:
             draft.index,
             thought=draft.thought,
             screen_hash=screen_hash,
-            hierarchy_source=self._hierarchy,
+            hierarchy_source=self.screen.hierarchy,
+            screenshot_source=lambda: _device_frame(obs),
         )
         decisions = run_guards(self.guards, ctx)
         draft.decisions.extend(decisions)
         if any(d.kind and d.verdict is not Verdict.HINT and d.guard != "loop" for d in decisions):
-            draft.hierarchy = self._xml  # the evidence for a safety decision goes with the step
+            draft.hierarchy = self.screen.dumped  # the evidence for a safety decision goes with the step
         blocked = next((d for d in decisions if d.verdict is Verdict.BLOCK), None)
         if blocked is not None:
             if blocked.guard == "validity":
@@ -501,7 +381,7 @@ class Agent:
         self._correction = "; ".join(hints) if hints else None
         return True
 
-    def _confirmed(self, draft: _StepDraft, asked: Decision, screen_hash: int, t0: float) -> bool:
+    def _confirmed(self, draft: StepDraft, asked: Decision, screen_hash: int, t0: float) -> bool:
         """A person's yes (now, or given when the episode was resumed). No person: the episode pauses."""
         if self._approval is not None and self._approved_earlier(
             draft.action, screen_hash, draft.observation.size
@@ -539,7 +419,7 @@ class Agent:
             self._approval = None
         return same
 
-    def _resolve_launch(self, draft: _StepDraft, t0: float) -> str | None:
+    def _resolve_launch(self, draft: StepDraft, t0: float) -> str | None:
         app = draft.action.app or ""
         installed = self.device.installed_packages()
         if self.registry is not None:
@@ -561,7 +441,7 @@ class Agent:
         return None
 
     # ----- people -----------------------------------------------------------------------------------------------
-    def _take_over(self, draft: _StepDraft, t0: float | None, kind: str, question: str) -> None:
+    def _take_over(self, draft: StepDraft, t0: float | None, kind: str, question: str) -> None:
         """Hand the phone (or the question) to a person: now when one answers, else pause the episode."""
         if kind == "secure_screen":
             draft.error_kind, draft.error = "secure_screen", "the screen is secure (black screenshot)"
@@ -574,7 +454,7 @@ class Agent:
 
     def _pause(
         self,
-        draft: _StepDraft,
+        draft: StepDraft,
         kind: str,
         question: str,
         *,
@@ -610,8 +490,8 @@ class Agent:
         """The first step of a resumed episode: what the person did, then back to the model."""
         if pause.kind == "confirm":
             verdict = Verdict.ALLOW if approved else Verdict.BLOCK
-            obs = self.device.observe(self._observe_scale())
-            draft = _StepDraft(self._index, time.time(), obs, source="human")
+            obs = self.screen.observe()
+            draft = StepDraft(self._index, time.time(), obs, source="human")
             draft.thought = (
                 f"the person {'confirmed' if approved else 'declined'}: {pause.question.splitlines()[0]}"
             )
@@ -625,7 +505,7 @@ class Agent:
             return
         self._human_step(pause.kind, reply if reply is not None else "")
 
-    def _perform_approved(self, draft: _StepDraft, pause: pause_store.PauseInfo) -> None:
+    def _perform_approved(self, draft: StepDraft, pause: pause_store.PauseInfo) -> None:
         """Do the action the person approved, if the phone still shows the screen it was approved on; otherwise
         the model decides again on the new screen and the approval holds for that same action once."""
         action = pause.pending_action
@@ -648,8 +528,8 @@ class Agent:
 
     def _human_step(self, kind: str, answer: str) -> None:
         """Record what the person did (the screen after them) and tell the model about it in the next prompt."""
-        obs = self.device.observe(self._observe_scale())
-        draft = _StepDraft(self._index, time.time(), obs, source="human")
+        obs = self.screen.observe()
+        draft = StepDraft(self._index, time.time(), obs, source="human")
         said = answer.strip()
         draft.thought = f"{kind}: the person took over" + (f" and replied: {said}" if said else "")
         draft.decisions.append(Decision("human", Verdict.ALLOW, said or "done on the phone", kind=kind))
@@ -660,72 +540,30 @@ class Agent:
             else "The user has acted on the phone; continue from this screen."
         )
 
-    def _rebuild_history(self, steps: list[Any]) -> list[HistoryTurn]:
-        """The model's earlier turns, as the loop would have kept them (images only for the newest few)."""
-        usable = [
-            s
-            for s in steps
-            if str(s.action_source) == "model"
-            and s.action is not None
-            and s.error_kind is None
-            and s.raw_reply
-        ]
-        usable = usable[-max(1, self.config.prompt.max_history_turns) :]
-        with_images = max(0, self.config.prompt.history_images)
-        turns = []
-        for i, step in enumerate(usable):
-            image = None
-            path = self.store.screenshot_path(step)
-            if i >= len(usable) - with_images and path is not None and path.is_file():
-                image = prepare_image(path.read_bytes(), self.family).jpeg
-            turns.append(HistoryTurn(image=image, reply=step.raw_reply, action=step.action))
-        return turns
-
     # ----- recording --------------------------------------------------------------------------------------------
-    def _record(self, draft: _StepDraft, t0: float | None, *, add_history: bool = True) -> None:
+    def _record(self, draft: StepDraft, t0: float | None, *, add_history: bool = True) -> None:
         if t0 is not None:
             draft.timings["total"] = (time.perf_counter() - t0) * 1000
-        obs = draft.observation
-        reply = draft.reply
-        if draft.hierarchy is None and getattr(self, "_xml_fetched", False):
+        if draft.hierarchy is None:
             # The view tree of the observed screen, when this step read it anyway: offline evaluation scores taps
             # by the element under them, and verification reads the final screen's text from it.
-            draft.hierarchy = self._xml
-        record = StepRecord(
-            index=draft.index,
-            started_at=draft.started_at,
-            ended_at=time.time(),
-            screen=obs.size,
-            foreground_app=obs.package,
-            foreground_activity=obs.activity,
-            raw_reply=reply.text if reply else None,
-            reasoning=reply.reasoning if reply else None,
-            thought=draft.thought or None,
-            action=draft.action,
-            action_source=draft.source,
-            guard_decisions=[d.to_dict() for d in draft.decisions],
-            timings=StepTimings.from_dict(draft.timings),
-            prompt_tokens=reply.prompt_tokens if reply else None,
-            completion_tokens=reply.completion_tokens if reply else None,
-            model_latency_ms=reply.latency_s * 1000 if reply else None,
-            error_kind=draft.error_kind,
-            error_text=draft.error,
+            draft.hierarchy = self.screen.dumped
+        self.store.record_step(
+            self._episode_id, step_record(draft), screenshot=draft.observation.screenshot, hierarchy=draft.hierarchy
         )
-        self.store.record_step(self._episode_id, record, screenshot=obs.screenshot, hierarchy=draft.hierarchy)
         if draft.action is not None and draft.error is None:
             self._parse_failures = 0
             if add_history and draft.source == "model":
                 self._history.append(self._pending_turn)
         self._index += 1
         if self.on_step is not None:
-            self.on_step(
-                StepEvent(
-                    self._episode_id,
-                    draft.index,
-                    draft.source,
-                    draft.thought,
-                    draft.action,
-                    draft.error,
-                    draft.timings,
-                )
-            )
+            self.on_step(step_event(self._episode_id, draft))
+
+
+__all__ = ["Agent"]
+
+
+def _device_frame(obs: Observation) -> Any:
+    """The step's frame at device pixels (the phone may have sent it scaled), for a guard that reads pixels."""
+    image = obs.image()
+    return image if image.size == tuple(obs.size) else image.resize(tuple(obs.size))

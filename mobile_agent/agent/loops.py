@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from mobile_agent.actions import Action, ActionKind
 from mobile_agent.agent.guards import Decision, GuardContext, Verdict
-from mobile_agent.screen.imagehash import dhash, distance  # noqa: F401 - re-exported for loop users
+from mobile_agent.screen.imagehash import distance
 
 
 @dataclass(frozen=True)
@@ -161,4 +161,4 @@ class LoopGuard:
         return Decision(self.name, Verdict.BLOCK, reason, kind="loop")
 
 
-__all__ = ["LoopConfig", "LoopDetector", "LoopGuard", "distance", "dhash"]
+__all__ = ["LoopConfig", "LoopDetector", "LoopGuard"]

@@ -1,35 +1,42 @@
-"""Library entry points that wire the parts together: run one task, run the demo.
+"""Library entry points that wire the parts together: run one task, resume a paused episode.
 
-The CLI calls exactly these functions; so can any Python program.
+The CLI calls exactly these functions; so can any Python program::
+
+    result = run_task("给张三发微信说晚上好", base_url="http://127.0.0.1:8000/v1")
+    result = resume_episode("3f9a0c", reply="yes")        # the library side of `mobile-agent resume`
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mobile_agent.agent.loop import Agent, AgentConfig, EpisodeResult, StepEvent, UserChannel
+from mobile_agent.agent.config import AgentConfig, EpisodeResult, StepEvent, UserChannel
+from mobile_agent.agent.loop import Agent
+from mobile_agent.agent.safety import SafetyPolicy
 from mobile_agent.device.android import AndroidDevice, choose_serial
-from mobile_agent.model.families import get_family
+from mobile_agent.errors import UserError
 from mobile_agent.model.client import ModelClient
-from mobile_agent.agent.safety import PolicyAction, PolicyRule, SafetyPolicy
+from mobile_agent.model.families import get_family
+from mobile_agent.store.pauses import open_pause
 from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.verify.labels import Critic
+
+if TYPE_CHECKING:
+    from mobile_agent.apps.registry import AppRegistry
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_MODEL = "ui-venus-2"
 DEFAULT_FAMILY = "ui-venus-2"
-DEMO_SCENARIO = "wechat_send"
-# The demo sends one WeChat message on a simulated phone: that send is allowed, everything else consequential asks.
-DEMO_POLICY = SafetyPolicy(rules=(PolicyRule("send", PolicyAction.ALLOW, "com.tencent.mm"),))
 
 
-def load_registry(apps_dir: str | Path | None = None):
-    """The app registry, or None when manifests cannot be loaded (the loop then launches by package name)."""
+def load_registry(apps_dir: str | Path | None = None) -> AppRegistry:
+    """The app registry: the shipped manifests plus those in ``apps_dir``. Raises ConfigError on a bad manifest."""
     from mobile_agent.apps.registry import AppRegistry
 
     return AppRegistry.load(extra_dirs=[Path(apps_dir)] if apps_dir else ())
@@ -59,7 +66,7 @@ def run_task(
     ``critic`` labels each proposed action before it runs and has the model re-propose a ``wrong`` one.
 
     ``safety`` overrides ``config.safety`` (default: ask before every consequential action; when ``user`` cannot
-    answer, the episode pauses as needs_user and ``mobile_agent.agent.takeover.resume_episode`` continues it).
+    answer, the episode pauses as needs_user and :func:`resume_episode` continues it).
     """
     config = config or AgentConfig()
     if safety is not None:
@@ -89,51 +96,61 @@ def run_task(
             store.close()
 
 
-@dataclass(frozen=True)
-class DemoResult:
-    episode: EpisodeResult
-    check_ok: bool
-    check_detail: str
-    serial: str
-    store_location: str
-
-
-def run_demo(
+def resume_episode(
+    episode: str,
     *,
-    scenario: str = DEMO_SCENARIO,
-    family: str = DEFAULT_FAMILY,
+    reply: str | None = None,
     db: str | None = None,
     data_dir: str | Path | None = None,
-    adb_port: int | None = None,
+    device: str | None = None,
+    adb: str | None = None,
+    base_url: str | list[str] | None = None,
+    model: str | None = None,
+    family: str | None = None,
+    apps_dir: str | Path | None = None,
+    safety: SafetyPolicy | None = None,
+    user: UserChannel | None = None,
     on_step: Callable[[StepEvent], None] | None = None,
-    safety: SafetyPolicy | None = DEMO_POLICY,
-) -> DemoResult:
-    """Start a simulated phone and the simulated model in-process and run the scenario's task end to end."""
-    from mobile_agent.sim.farm import SimFarm
-    from mobile_agent.sim.model_server import SimModelServer
-    from mobile_agent.sim.scenario import load_scenario
+    store: TrajectoryStore | None = None,
+) -> EpisodeResult:
+    """Continue a paused episode on the phone it ran on, with the model and settings it ran with.
 
-    spec = load_scenario(scenario)
-    with (
-        SimFarm(1, scenario=scenario, adb_port=adb_port) as farm,
-        SimModelServer(family=family, model_name=f"{family}-sim") as model_server,
-    ):
-        serial = farm.serials[0]
-        store = TrajectoryStore.open(db, root=Path(data_dir) if data_dir else None)
-        try:
-            result = run_task(
-                spec.task,
-                device=serial,
-                adb=f"127.0.0.1:{farm.adb_port}",
-                base_url=model_server.base_url,
-                model=model_server.model_name,
-                family=family,
-                store=store,
-                on_step=on_step,
-                safety=safety,
+    ``reply`` answers the question it paused on (yes/no for a confirmation, any text for a call-user); every other
+    argument overrides what the pause recorded. UserError when the episode is not paused.
+    """
+    own_store = store is None
+    store = store or TrajectoryStore.open(db, root=Path(data_dir) if data_dir else None)
+    try:
+        info = store.episode(episode)
+        pause = open_pause(store, info.id)
+        if pause is None:
+            raise UserError(
+                f"episode {info.id} is not waiting for a person ({info.outcome or info.status})",
+                "only an episode that paused as needs_user can be resumed; see `mobile-agent episodes`",
             )
-            location = store.describe_location()
-        finally:
+        context = pause.context
+        config = AgentConfig.from_snapshot(context.get("config", {}))
+        if safety is not None:
+            config = replace(config, safety=safety)
+        urls = base_url if base_url is not None else context.get("base_urls") or []
+        urls = [urls] if isinstance(urls, str) else list(urls)
+        if not urls:
+            raise UserError("the pause does not say which model endpoint to use", "pass --base-url")
+        serial = device or pause.device
+        agent = Agent(
+            AndroidDevice(serial, adb=adb if adb is not None else pause.adb_server),
+            get_family(family or context.get("family") or info.family),
+            ModelClient(urls, model or context.get("model") or info.model),
+            store,
+            registry=load_registry(apps_dir),
+            config=config,
+            user=user,
+            on_step=on_step,
+        )
+        return agent.resume(info.id, reply)
+    finally:
+        if own_store:
             store.close()
-        check = spec.check(farm.phones[serial])
-        return DemoResult(result, check.ok, check.detail, serial, location)
+
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_FAMILY", "DEFAULT_MODEL", "load_registry", "resume_episode", "run_task"]

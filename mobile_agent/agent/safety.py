@@ -1,39 +1,36 @@
 """The safety gate: is this action consequential (pay, transfer, order, delete, send, post, call), and what does the
 policy say about it (allow, ask a person, deny)?
 
-What the gate looks at, in order:
-  (a) the app manifests' consequential rules (``AppRegistry.match_consequential`` / ``match_consequential_screen``),
-  (b) the element under the tap point in the view tree (its label, in the foreground app's context), with a small
-      built-in label lexicon for apps without a manifest,
-  (c) the model's own signal (``Action.sensitive``: AutoGLM's ``Tap(message=...)``).
-A black (secure) screen and the model's call-user / take-over are handled by the loop as a take-over, not here.
+The gate decides on the whole screen (:mod:`mobile_agent.agent.consequence`): the element under the finger and the
+control it belongs to, the dialog that holds it, amounts, password fields, the app's manifest rules, the model's own
+words, and, where the tree is blind, the pixels (OCR, when the ``[ocr]`` extra is installed). Every action kind is
+judged: taps, long presses, gestures, Enter, typing and launches. A black (secure) screen and the model's call-user /
+take-over are handled by the loop as a take-over, not here.
 
-Fail closed: when the view tree cannot be had and the target looks consequential (a sensitive flag, a thought that
-talks about paying or sending, or an app whose manifest lists money rules), the gate asks. Text on the screen never
-changes the policy: the gate reads labels only to classify the element that would be touched.
+Fail closed: when the view tree cannot be had, or shows another app, or nothing names the control under the finger
+in an app that can pay, send or delete, the gate asks. Text on the screen never changes the policy: the gate reads
+it only to classify what would be touched.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from lxml import etree
-
-from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Key, Point
-from mobile_agent.apps.names import normalise
-from mobile_agent.screen.viewtree import Element, ViewTree
-from mobile_agent.errors import UserError
+from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Key
+from mobile_agent.agent.consequence import Finding, Situation, classify
 from mobile_agent.agent.guards import Decision, GuardContext, Verdict
+from mobile_agent.agent.lexicon import KINDS
+from mobile_agent.apps.names import normalise
+from mobile_agent.errors import UserError
+from mobile_agent.screen.context import ScreenReader, TargetContext
+from mobile_agent.screen.viewtree import ViewTree
 
 log = logging.getLogger(__name__)
 
-KINDS = ("pay", "transfer", "order", "delete", "send", "post", "call", "sensitive")
-MONEY_KINDS = frozenset({"pay", "transfer", "order"})
 POLICY_HINT = (
     "write --policy ask|deny|allow, or KIND=ACTION / KIND@APP=ACTION (comma-separated); "
     f"kinds: {', '.join(KINDS)}; actions: ask, deny, allow"
@@ -161,141 +158,19 @@ def _split(items: Iterable[str]) -> list[str]:
     return [part.strip() for item in items for part in item.split(",") if part.strip()]
 
 
-# ----- what is consequential ------------------------------------------------------------------------------------
-# Full labels only (anchored at both ends), so that running text such as "记得转账给我" never matches.
-LABEL_LEXICON: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
-    for kind, pattern in (
-        (
-            "pay",
-            r"^(确认|立即|去|马上|继续)?(支付|付款|买单)(\s*[¥￥]?\s*[\d.,]+\s*元?)?$|^确认交易$|^(pay|pay now)$",
-        ),
-        ("transfer", r"^(确认|立即)?转账$|^确认汇款$"),
-        ("order", r"^(提交|确认|立即)(订单|下单)$|^去下单$|^(place order|submit order)$"),
-        ("delete", r"^(确认|永久|彻底)?删除(聊天记录|消息|好友|订单|文件)?$|^清空(聊天记录)?$|^delete$"),
-        ("send", r"^发送$|^send$"),
-        ("post", r"^(发表|发布)$|^post$"),
-    )
-)
-# Words in free text (the model's sensitive message or its thought) that say what kind of thing is about to happen.
-TEXT_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern, re.IGNORECASE))
-    for kind, pattern in (
-        ("transfer", r"转账|汇款|transfer"),
-        ("pay", r"支付|付款|买单|\bpay"),
-        ("order", r"下单|提交订单|place order"),
-        ("delete", r"删除|清空|\bdelete"),
-        ("send", r"发送|\bsend"),
-        ("post", r"发表|发布|\bpost\b"),
-        ("call", r"拨打|通话|\bcall\b"),
-    )
-)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """Why an action is consequential."""
-
-    kind: str
-    source: str  # manifest | label | screen | model | fail_closed
-    element: str = ""
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class TapTarget:
-    """The element a tap would land on (nearest clickable ancestor of the deepest hit) and the labels it carries."""
-
-    element: Element
-    candidates: tuple[Element, ...]
-
-    def describe(self) -> str:
-        return describe_element(self.element, self.candidates)
-
-
-def describe_element(element: Element, candidates: Iterable[Element] = ()) -> str:
-    label = element.text.strip() or element.content_desc.strip()
-    if not label:
-        label = next(
-            (c.text.strip() or c.content_desc.strip() for c in candidates if c.text or c.content_desc), ""
-        )
-    parts = [f"'{label}'" if label else "(no label)", element.class_name.rsplit(".", 1)[-1]]
-    if element.resource_id:
-        parts.append(element.resource_id)
-    if element.bounds is not None:
-        b = element.bounds
-        parts.append(f"[{b.left},{b.top}][{b.right},{b.bottom}]")
-    return " ".join(p for p in parts if p)
-
-
-def target_at(tree: ViewTree, point: Point) -> TapTarget | None:
-    """The element under ``point``: the last (topmost, deepest) visible element in document order that contains
-    it, walked up to its nearest clickable ancestor; plus the labels that belong to that clickable."""
-    by_node = {id(e.node): e for e in tree.elements}
-    hits = [e for e in tree.elements if _visible(e) and _contains(e, point)]
-    if not hits:
-        return None
-    deepest = hits[-1]
-    chain = [deepest]
-    target = deepest
-    node = deepest.node
-    while node is not None and node.get("clickable") != "true":
-        node = node.getparent()
-        if node is not None and id(node) in by_node:
-            chain.append(by_node[id(node)])
-    if node is not None and id(node) in by_node:
-        target = by_node[id(node)]
-    candidates = list(dict.fromkeys(chain))
-    labelled = [
-        by_node[id(child)]
-        for child in _own_descendants(target.node)
-        if id(child) in by_node
-        and (by_node[id(child)].text.strip() or by_node[id(child)].content_desc.strip())
-    ]
-    # A control with one label is named by it wherever the finger lands (a button's padding); a composite row
-    # (name, preview, time) is named only by the labels under the finger, so a preview text never names the row.
-    if len(labelled) == 1:
-        candidates += labelled
-    else:
-        candidates += [e for e in labelled if _contains(e, point)]
-    return TapTarget(target, tuple(dict.fromkeys(candidates)))
-
-
-def _own_descendants(node: etree._Element) -> Iterable[etree._Element]:
-    """Descendants that are not inside another clickable (their labels belong to the tapped control)."""
-    for child in node.iterchildren("node"):
-        if child.get("clickable") == "true":
-            continue
-        yield child
-        yield from _own_descendants(child)
-
-
-def _visible(e: Element) -> bool:
-    return e.node.get("visible-to-user", "true") != "false" and e.bounds is not None and not e.bounds.empty
-
-
-def _contains(e: Element, p: Point) -> bool:
-    b = e.bounds
-    return b is not None and b.left <= p.x < b.right and b.top <= p.y < b.bottom
-
-
-def label_kind(label: str) -> str | None:
-    label = label.strip()
-    return next((kind for kind, pattern in LABEL_LEXICON if pattern.search(label)), None) if label else None
-
-
-def text_kind(text: str) -> str | None:
-    return next((kind for kind, pattern in TEXT_KINDS if pattern.search(text)), None) if text else None
-
-
 class SafetyGate:
-    """The Guard that classifies an action and applies the policy. Stateless between steps."""
+    """The Guard that classifies an action and applies the policy. Stateless between steps.
+
+    ``ocr``: an object with ``words_near(image, point)`` (see :mod:`mobile_agent.screen.ocr`), used only for blind
+    targets and only when the step can hand over its screenshot; None reads no pixels.
+    """
 
     name = "safety"
 
-    def __init__(self, policy: SafetyPolicy | None = None, registry: Any = None) -> None:
+    def __init__(self, policy: SafetyPolicy | None = None, registry: Any = None, ocr: Any = None) -> None:
         self.policy = policy or SafetyPolicy()
         self.registry = registry
+        self.ocr = ocr
 
     # -- the guard ---------------------------------------------------------------------------------------------
     def check(self, ctx: GuardContext) -> Decision:
@@ -311,87 +186,79 @@ class SafetyGate:
         on = f" on {finding.element}" if finding.element else ""
         why = f" ({finding.source}{': ' + finding.detail if finding.detail else ''})"
         reason = f"{what}{on} in {app}{why}; policy {rule}"
+        signals = tuple(s for s in (*finding.signals, f"policy {rule}") if s)
         return Decision(
-            self.name, verdict, reason, finding.kind, finding.source, finding.element or None, app
+            self.name, verdict, reason, finding.kind, finding.source, finding.element or None, app, signals
         )
 
     # -- classification ----------------------------------------------------------------------------------------
     def classify(self, ctx: GuardContext) -> Finding | None:
         action = ctx.action
-        sensitive = (action.sensitive or "").strip()
-        if not self._could_matter(action):
-            return Finding(text_kind(sensitive) or "sensitive", "model", "", sensitive) if sensitive else None
-        xml = ctx.hierarchy()
+        if not _could_matter(action):
+            sensitive = (action.sensitive or "").strip()
+            return (
+                Finding("sensitive", "model", "", sensitive, (f"model: {sensitive[:80]}",))
+                if sensitive
+                else None
+            )
+        xml = ctx.hierarchy() if action.kind is not ActionKind.LAUNCH else None
         tree = ViewTree.parse(xml) if xml else None
-        if tree is None:
-            return self._fail_closed(ctx, sensitive)
-        target = target_at(tree, action.point) if action.kind in POINT_KINDS and action.point else None
-        if target is not None:
-            found = self._element_finding(ctx.package, target)
-            if found is not None:
-                return found
-        screen = self._screen_finding(ctx.package, xml)  # type: ignore[arg-type]
-        if screen is not None:
-            return screen
-        if sensitive:
-            element = target.describe() if target is not None else ""
-            return Finding(text_kind(sensitive) or "sensitive", "model", element, sensitive)
-        return None
-
-    @staticmethod
-    def _could_matter(action: Action) -> bool:
-        return (
-            action.kind in POINT_KINDS
-            or action.kind is ActionKind.TYPE
-            or (action.kind is ActionKind.KEY and action.key is Key.ENTER)
+        reader = ScreenReader(tree, ctx.screen) if tree is not None else None
+        package = ctx.package
+        situation = Situation(
+            action=action,
+            package=package,
+            reader=reader,
+            thought=ctx.thought,
+            can_matter=self._can_matter(package),
+            manifest_element=(lambda target: self._manifest_element(package, target))
+            if self.registry
+            else None,
+            manifest_screen=(lambda: self._manifest_screen(package, xml)) if self.registry and xml else None,
+            ocr_words=self._ocr_reader(ctx),
         )
+        return classify(situation)
 
-    def _element_finding(self, package: str, target: TapTarget) -> Finding | None:
-        described = target.describe()
-        if self.registry is not None:
-            for element in target.candidates:
-                for pkg in dict.fromkeys([package, element.package]):
-                    if not pkg:
-                        continue
-                    rule = self.registry.match_consequential(pkg, element.as_dict())
-                    if rule is not None:
-                        return Finding(rule.kind, "manifest", described, rule.description or "")
-        for element in target.candidates:
-            for label in (element.text, element.content_desc):
-                kind = label_kind(label)
-                if kind is not None:
-                    return Finding(kind, "label", described, f"label '{label.strip()}'")
+    def _ocr_reader(self, ctx: GuardContext) -> Any:
+        if self.ocr is None or ctx.screenshot_source is None:
+            return None
+
+        def words(point: Any) -> Any:
+            image = ctx.screenshot_source()  # type: ignore[misc]
+            if image is None:
+                return None
+            return self.ocr.words_near(image, (point.x, point.y))
+
+        return words
+
+    def _manifest_element(self, package: str, target: TargetContext) -> tuple[str, str] | None:
+        for element in (target.target, *target.chain):
+            if element is None:
+                continue
+            for pkg in dict.fromkeys([package, element.package]):
+                if not pkg:
+                    continue
+                rule = self.registry.match_consequential(pkg, element.as_dict())
+                if rule is not None:
+                    return rule.kind, rule.description or f"{rule.kind} rule of {pkg}"
         return None
 
-    def _screen_finding(self, package: str, xml: str) -> Finding | None:
-        if self.registry is None or not package:
+    def _manifest_screen(self, package: str, xml: str | None) -> tuple[str, str] | None:
+        if not package or not xml:
             return None
         found = self.registry.match_consequential_screen(package, xml)
         if found is None:
             return None
-        rule, element = found
-        return Finding(rule.kind, "screen", describe_element(element), rule.description or "")
-
-    def _fail_closed(self, ctx: GuardContext, sensitive: str) -> Finding | None:
-        reason = "the view tree is unavailable"
-        if sensitive:
-            return Finding(
-                text_kind(sensitive) or "sensitive", "fail_closed", "", f"{reason}; model: {sensitive}"
-            )
-        kind = text_kind(ctx.thought)
-        if kind is not None:
-            return Finding(kind, "fail_closed", "", f"{reason}; the model's thought mentions {kind}")
-        money = [r.kind for r in self._rules(ctx.package) if r.kind in MONEY_KINDS]
-        if money and ctx.action.kind in POINT_KINDS:
-            return Finding(money[0], "fail_closed", "", f"{reason} in an app that moves money")
-        return None
+        rule, _element = found
+        return rule.kind, rule.description or f"{rule.kind} screen of {package}"
 
     # -- app context -------------------------------------------------------------------------------------------
-    def _rules(self, package: str) -> list[Any]:
+    def _can_matter(self, package: str) -> bool:
+        """Can this app pay, send or delete? Unknown apps can (fail closed)."""
         if self.registry is None or not package:
-            return []
+            return True
         manifest = self.registry.by_package(package)
-        return list(manifest.consequential) if manifest is not None else []
+        return manifest is None or bool(manifest.consequential)
 
     def _app_keys(self, package: str) -> list[str]:
         keys = [package]
@@ -405,17 +272,13 @@ class SafetyGate:
         return f"{manifest.name} ({package})" if manifest is not None else (package or "an unknown app")
 
 
-__all__ = [
-    "KINDS",
-    "Finding",
-    "PolicyAction",
-    "PolicyRule",
-    "SafetyGate",
-    "SafetyPolicy",
-    "TapTarget",
-    "describe_element",
-    "label_kind",
-    "parse_policy",
-    "target_at",
-    "text_kind",
-]
+def _could_matter(action: Action) -> bool:
+    return action.kind in (
+        *POINT_KINDS,
+        *GESTURE_KINDS,
+        ActionKind.TYPE,
+        ActionKind.LAUNCH,
+    ) or (action.kind is ActionKind.KEY and action.key is Key.ENTER)
+
+
+__all__ = ["KINDS", "PolicyAction", "PolicyRule", "SafetyGate", "SafetyPolicy", "parse_policy"]

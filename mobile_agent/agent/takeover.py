@@ -1,28 +1,21 @@
 """Human take-over: when a person must act (captcha, login wall, secure screen, the model's call-user / take-over,
-a confirmation the policy asks for), what they are told, and how a paused episode is resumed.
+a confirmation the policy asks for), how that is recognised and what they are told.
 
-    result = resume_episode("3f9a0c", reply="yes")        # the library side of `mobile-agent resume`
-
-The loop itself (pausing, recording the person's step) lives in :mod:`mobile_agent.agent.loop`; the pause rows in
-:mod:`mobile_agent.store.pauses`.
+The loop itself (pausing, recording the person's step) lives in :mod:`mobile_agent.agent.loop`; resuming a paused
+episode (``resume_episode``, the library side of `mobile-agent resume`) in :mod:`mobile_agent.agent.runtime`; the
+pause rows in :mod:`mobile_agent.store.pauses`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mobile_agent.actions import Action
-from mobile_agent.screen.viewtree import ViewTree
-from mobile_agent.errors import UserError
 from mobile_agent.agent.guards import Decision
-
-if TYPE_CHECKING:
-    from mobile_agent.agent.loop import EpisodeResult, StepEvent, UserChannel
-    from mobile_agent.agent.safety import SafetyPolicy
+from mobile_agent.screen.viewtree import ViewTree
 
 CAPTCHA_TEXT = re.compile(
     r"请完成(安全)?验证|安全验证|拖动(下方)?滑块|滑块验证|向右(拖动|滑动)|滑动验证|拼图|点击.*(图中|依次)|人机验证|"
@@ -128,80 +121,12 @@ def takeover_question(kind: str, evidence: str | None) -> str:
     return f"{what}{more} Finish it on the phone, then press Enter (or type a reply for the agent)."
 
 
-def resume_episode(
-    episode: str,
-    *,
-    reply: str | None = None,
-    db: str | None = None,
-    data_dir: str | Path | None = None,
-    device: str | None = None,
-    adb: str | None = None,
-    base_url: str | list[str] | None = None,
-    model: str | None = None,
-    family: str | None = None,
-    apps_dir: str | Path | None = None,
-    safety: SafetyPolicy | None = None,
-    user: UserChannel | None = None,
-    on_step: Callable[[StepEvent], None] | None = None,
-    store: Any = None,
-) -> EpisodeResult:
-    """Continue a paused episode on the phone it ran on, with the model and settings it ran with.
-
-    ``reply`` answers the question it paused on (yes/no for a confirmation, any text for a call-user); every other
-    argument overrides what the pause recorded. UserError when the episode is not paused.
-    """
-    from dataclasses import replace
-
-    from mobile_agent.agent.loop import Agent, AgentConfig
-    from mobile_agent.device.android import AndroidDevice
-    from mobile_agent.model.families import get_family
-    from mobile_agent.model.client import ModelClient
-    from mobile_agent.agent.runtime import load_registry
-    from mobile_agent.store.store import TrajectoryStore
-    from mobile_agent.store.pauses import open_pause
-
-    own_store = store is None
-    store = store or TrajectoryStore.open(db, root=Path(data_dir) if data_dir else None)
-    try:
-        info = store.episode(episode)
-        pause = open_pause(store, info.id)
-        if pause is None:
-            raise UserError(
-                f"episode {info.id} is not waiting for a person ({info.outcome or info.status})",
-                "only an episode that paused as needs_user can be resumed; see `mobile-agent episodes`",
-            )
-        context = pause.context
-        config = AgentConfig.from_snapshot(context.get("config", {}))
-        if safety is not None:
-            config = replace(config, safety=safety)
-        urls = base_url if base_url is not None else context.get("base_urls") or []
-        urls = [urls] if isinstance(urls, str) else list(urls)
-        if not urls:
-            raise UserError("the pause does not say which model endpoint to use", "pass --base-url")
-        serial = device or pause.device
-        agent = Agent(
-            AndroidDevice(serial, adb=adb if adb is not None else pause.adb_server),
-            get_family(family or context.get("family") or info.family),
-            ModelClient(urls, model or context.get("model") or info.model),
-            store,
-            registry=load_registry(apps_dir),
-            config=config,
-            user=user,
-            on_step=on_step,
-        )
-        return agent.resume(info.id, reply)
-    finally:
-        if own_store:
-            store.close()
-
-
 __all__ = [
     "Wall",
     "approval_from_reply",
     "confirmation_question",
     "detect_wall",
     "pause_kind_for_call",
-    "resume_episode",
     "resume_hint",
     "takeover_question",
 ]

@@ -12,9 +12,10 @@ from pathlib import Path
 from mobile_agent.actions import Action
 from mobile_agent.apps.names import NameIndex, normalise
 from mobile_agent.apps.schema import AppManifest, ConsequentialRule, PopupRule, SharedRules
-from mobile_agent.screen.viewtree import Element, ViewTree, rule_holds
+from mobile_agent.apps.selectors import any_element, find, rule_holds
 from mobile_agent.apps.yamlsrc import LineMappedDoc, load_yaml, validate
 from mobile_agent.errors import ConfigError, UserError
+from mobile_agent.screen.viewtree import Element, ViewTree
 
 log = logging.getLogger(__name__)
 
@@ -275,13 +276,13 @@ class AppRegistry:
         manifest = self.by_package(package)
         app_rules = [(manifest.id, r) for r in manifest.popups] if manifest else []
         for app_id, rule in app_rules + [(None, r) for r in self._shared_popups]:
-            matched = tree.find(rule.match)
-            if matched is None or any(tree.find(extra) is None for extra in rule.also):
+            matched = find(tree, rule.match)
+            if matched is None or any(find(tree, extra) is None for extra in rule.also):
                 continue
             if rule.dismiss.press == "back":
                 action = Action.press("back")
             else:
-                target = matched if rule.dismiss.tap == "matched" else tree.find(rule.dismiss.tap)  # type: ignore[arg-type]
+                target = matched if rule.dismiss.tap == "matched" else find(tree, rule.dismiss.tap)  # type: ignore[arg-type]
                 if target is None or target.bounds is None:
                     continue
                 centre = target.bounds.centre
@@ -310,7 +311,7 @@ class AppRegistry:
             return None
         for rule in self.consequential(package):
             if rule.scope == "screen":
-                element = tree.any_element(rule)
+                element = any_element(tree, rule)
                 if element is not None:
                     return rule, element
         return None

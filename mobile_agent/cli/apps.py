@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
 from mobile_agent.apps.registry import APPS_DIR_ENV, load_registry
 from mobile_agent.apps.schema import CATEGORIES, AppManifest
+from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
 from mobile_agent.errors import UserError
 
 console = Console()

@@ -1,13 +1,18 @@
-"""Set-up checks a newcomer struggles with, each with how to fix a failure."""
+"""`mobile-agent doctor`: set-up checks a newcomer struggles with, each with how to fix a failure."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import typer
 from PIL import Image
+from rich.console import Console
+from rich.markup import escape
 
 from mobile_agent.errors import MobileAgentError, ParseError
+
+console = Console()
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,30 @@ def run_checks(
 ) -> Iterator[Check]:
     yield from _device_checks(device, adb)
     yield from _model_checks(base_url, model, family)
+
+
+def doctor_command(
+    device: str | None = typer.Option(None, "--device", "-d"),
+    adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB"),
+    base_url: str = typer.Option(
+        "http://127.0.0.1:8000/v1",
+        "--base-url",
+        envvar="MOBILE_AGENT_BASE_URL",
+        help="Model endpoint to check.",
+    ),
+    model: str = typer.Option("ui-venus-2", "--model", envvar="MOBILE_AGENT_MODEL"),
+    family: str = typer.Option("ui-venus-2", "--family", envvar="MOBILE_AGENT_FAMILY"),
+) -> None:
+    """Check the set-up step by step and say how to fix each failure."""
+    failed = 0
+    for check in run_checks(device=device, adb=adb, base_url=base_url, model=model, family=family):
+        mark = {"ok": "[green]✓[/]", "fail": "[red]✗[/]", "skip": "[yellow]-[/]"}[check.status]
+        console.print(f"{mark} {escape(check.name)}: {escape(check.detail)}")
+        if check.status == "fail":
+            failed += 1
+            if check.fix:
+                console.print(f"    [dim]fix: {escape(check.fix)}[/]")
+    raise typer.Exit(1 if failed else 0)
 
 
 def _device_checks(device: str | None, adb: str | None) -> Iterator[Check]:
@@ -78,10 +107,10 @@ def _device_checks(device: str | None, adb: str | None) -> Iterator[Check]:
 
 def _model_checks(base_url: str | None, model: str, family_name: str) -> Iterator[Check]:
     from mobile_agent.actions import Size
-    from mobile_agent.model.families import get_family
-    from mobile_agent.model.base import Geometry, PromptOptions
-    from mobile_agent.model.images import prepare_image
+    from mobile_agent.model.base import PromptOptions
     from mobile_agent.model.client import ModelClient
+    from mobile_agent.model.families import get_family
+    from mobile_agent.model.images import Geometry, prepare_image
 
     if not base_url:
         yield Check("model endpoint", "skip", "no --base-url given")

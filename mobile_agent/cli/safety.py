@@ -1,7 +1,7 @@
 """`mobile-agent resume EPISODE [--reply TEXT]` and the safety options of `run` / `demo`.
 
-cli.py mounts ``resume_command`` as ``resume`` and turns the ``--policy`` / ``--allow`` / ``--deny`` words of `run`
-into a policy with :func:`policy_from_options`.
+cli/app.py mounts ``resume_command`` as ``resume``; `run` (cli/run.py) and `resume` turn the ``--policy`` /
+``--allow`` / ``--deny`` words into a policy with :func:`policy_from_options`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from mobile_agent.agent.loop import NoUser
+from mobile_agent.agent.config import NoUser, StepEvent
+from mobile_agent.agent.runtime import resume_episode
 from mobile_agent.agent.safety import SafetyPolicy, parse_policy
 from mobile_agent.cli.terminal import TerminalUser
 
@@ -35,7 +36,7 @@ def policy_from_options(
     return parse_policy(policy or [], allow=allow or [], deny=deny or [])
 
 
-def _print_step(event) -> None:
+def _print_step(event: StepEvent) -> None:
     what = event.action.describe() if event.action else escape(event.error or "(no action)")
     source = "" if event.source == "model" else f"[magenta]({event.source})[/] "
     thought = (event.thought or "").replace("\n", " ")[:80]
@@ -72,8 +73,6 @@ def resume_command(
     ),
 ) -> None:
     """Continue a paused (needs_user) episode after a person acted on the phone or answered its question."""
-    from mobile_agent.agent.takeover import resume_episode
-
     result = resume_episode(
         episode,
         reply=reply,

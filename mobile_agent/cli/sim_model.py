@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from mobile_agent.model.families import DEFAULT_FAMILY, FAMILIES
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.sim.servers.model_server import SimModelServer
 
 
 def model_command(

@@ -28,9 +28,9 @@ from typing import Any
 
 from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Point, Size
 from mobile_agent.errors import ParseError, UserError
-from mobile_agent.model.families import get_family
 from mobile_agent.model.base import HistoryTurn, ModelFamily, PromptOptions
 from mobile_agent.model.client import ModelClient
+from mobile_agent.model.families import get_family
 from mobile_agent.model.images import PreparedImage, prepare_image
 from mobile_agent.report.html import episode_app
 from mobile_agent.report.selection import action_was_performed

@@ -14,7 +14,8 @@ from datetime import date
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key
-from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily, Parsed, PromptContext, text_part
+from mobile_agent.model.base import CoordinateSpace, ModelFamily, Parsed, PromptContext, text_part
+from mobile_agent.model.images import Geometry
 from mobile_agent.model.syntax import Call, fail, parse_first_call, split_reply, tag_body
 
 SYSTEM_PROMPT = """The current date: {today}

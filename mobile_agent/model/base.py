@@ -19,7 +19,7 @@ from typing import Any
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Point, Size
-from mobile_agent.model.images import ImagePolicy, PreparedImage, prepare_image
+from mobile_agent.model.images import Geometry, ImagePolicy, PreparedImage, prepare_image, smart_resize
 from mobile_agent.model.syntax import fail
 
 
@@ -29,14 +29,6 @@ class CoordinateSpace(str, Enum):
 
 
 NORMALIZED_EXTENT = 1000
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """Device pixels, and the size of the image the model saw."""
-
-    device: Size
-    image: Size
 
 
 @dataclass(frozen=True)
@@ -163,8 +155,6 @@ class ModelFamily(ABC):
 
     # ----- sizes and coordinates -----------------------------------------------------------------------------
     def working_size(self, device: Size) -> Size:
-        from mobile_agent.model.images import smart_resize
-
         return smart_resize(device, self.image_policy)
 
     def geometry(self, device: Size) -> Geometry:
@@ -249,7 +239,6 @@ def hints_block(hints: str | None, title: str = "App knowledge") -> str:
 
 __all__ = [
     "CoordinateSpace",
-    "Geometry",
     "HistoryTurn",
     "ModelFamily",
     "Parsed",

@@ -20,9 +20,17 @@ from PIL import Image
 from mobile_agent.actions import Size
 
 if TYPE_CHECKING:
-    from mobile_agent.model.base import Geometry, ModelFamily
+    from mobile_agent.model.base import ModelFamily
 
 MAX_ASPECT_RATIO = 200
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Device pixels, and the size of the image the model saw."""
+
+    device: Size
+    image: Size
 
 
 @dataclass(frozen=True)
@@ -72,8 +80,6 @@ class PreparedImage:
 
     @property
     def geometry(self) -> Geometry:
-        from mobile_agent.model.base import Geometry
-
         return Geometry(device=self.device_size, image=self.size)
 
 
@@ -122,4 +128,4 @@ def image_size_of(data: bytes) -> Size:
         return Size(*img.size)
 
 
-__all__ = ["ImagePolicy", "PreparedImage", "image_size_of", "prepare_image", "smart_resize"]
+__all__ = ["Geometry", "ImagePolicy", "PreparedImage", "image_size_of", "prepare_image", "smart_resize"]

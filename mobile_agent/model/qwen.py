@@ -17,14 +17,13 @@ from typing import Any
 from mobile_agent.actions import Action, ActionKind, Key, Point
 from mobile_agent.model.base import (
     CoordinateSpace,
-    Geometry,
     HistoryTurn,
     ModelFamily,
     Parsed,
     PromptContext,
     text_part,
 )
-from mobile_agent.model.images import ImagePolicy
+from mobile_agent.model.images import Geometry, ImagePolicy
 from mobile_agent.model.syntax import Call, clean_reply, fail, split_reply, split_think, tag_body
 from mobile_agent.model.uitars import scroll_end
 

@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key, Point
-from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily, Parsed, PromptContext
-from mobile_agent.model.images import ImagePolicy
+from mobile_agent.model.base import CoordinateSpace, ModelFamily, Parsed, PromptContext
+from mobile_agent.model.images import Geometry, ImagePolicy
 from mobile_agent.model.syntax import Call, fail, parse_first_call, py_str, split_reply
 
 PROMPT = """You are a GUI agent. You are given a task and your action history, with screenshots. You need to \

@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind
-from mobile_agent.model.base import Geometry, PromptContext, text_part
-from mobile_agent.model.images import ImagePolicy
+from mobile_agent.model.base import PromptContext, text_part
+from mobile_agent.model.images import Geometry, ImagePolicy
 from mobile_agent.model.syntax import clean_reply, split_think, tag_body
 from mobile_agent.model.venus2 import VenusFamily
 

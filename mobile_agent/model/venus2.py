@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key
-from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily, Parsed, PromptContext, text_part
-from mobile_agent.model.images import ImagePolicy
+from mobile_agent.model.base import CoordinateSpace, ModelFamily, Parsed, PromptContext, text_part
+from mobile_agent.model.images import Geometry, ImagePolicy
 from mobile_agent.model.syntax import Call, fail, parse_first_call, py_str, split_reply, tag_body
 
 _ACTIONS = """\

@@ -36,9 +36,9 @@ from PIL import Image
 
 from mobile_agent.actions import Action, Size
 from mobile_agent.errors import UserError
+from mobile_agent.model.base import HistoryTurn, ModelFamily, PromptOptions
 from mobile_agent.model.families import get_family
-from mobile_agent.model.base import Geometry, HistoryTurn, ModelFamily, PromptOptions
-from mobile_agent.model.images import PreparedImage, prepare_image
+from mobile_agent.model.images import Geometry, PreparedImage, prepare_image
 from mobile_agent.report.selection import action_was_performed
 from mobile_agent.report.verdicts import COMPLETE, EpisodeVerdict, episode_verdict, verification_available
 from mobile_agent.store.records import ActionSource, EpisodeInfo, StepInfo

@@ -1,4 +1,4 @@
-"""The uiautomator view-tree dump as elements, and how selectors and rules pick elements from it."""
+"""The uiautomator view-tree dump as elements: parsing, bounds, visibility. Selectors live with the apps."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from functools import lru_cache
 from lxml import etree
 
 from mobile_agent.actions import Point
-from mobile_agent.apps.schema import ConsequentialRule, ElementSelector
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ class Element:
     node: etree._Element
 
     def as_dict(self) -> dict[str, str]:
-        """The element in the shape ``match_consequential`` takes."""
+        """The element in the shape consequential rules read."""
         return {
             "text": self.text,
             "resource_id": self.resource_id,
@@ -61,7 +60,6 @@ class ViewTree:
     def __init__(self, root: etree._Element) -> None:
         self.root = root
         self.elements = [_element(node) for node in root.iter("node")]
-        self._by_node = {id(e.node): e for e in self.elements}
 
     @classmethod
     def parse(cls, hierarchy_xml: str | bytes) -> ViewTree | None:
@@ -83,22 +81,6 @@ class ViewTree:
             return None
         return cls(root)
 
-    def find(self, selector: ElementSelector) -> Element | None:
-        """The first visible element (document order) that satisfies every field of the selector."""
-        candidates = self.elements
-        if selector.xpath is not None:
-            try:
-                hits = self.root.xpath(selector.xpath)
-            except etree.XPathError as exc:
-                log.warning("bad xpath %r in a popup rule: %s", selector.xpath, exc)
-                return None
-            nodes = hits if isinstance(hits, list) else []
-            candidates = [self._by_node[id(n)] for n in nodes if id(n) in self._by_node]
-        return next((e for e in candidates if _visible(e) and _selector_holds(selector, e)), None)
-
-    def any_element(self, rule: ConsequentialRule) -> Element | None:
-        return next((e for e in self.elements if _visible(e) and rule_holds(rule, e.as_dict())), None)
-
 
 @lru_cache(maxsize=4)
 def _parse_cached(hierarchy_xml: str | bytes) -> ViewTree | None:
@@ -119,44 +101,6 @@ def _element(node: etree._Element) -> Element:
     )
 
 
-def _visible(e: Element) -> bool:
+def visible(e: Element) -> bool:
+    """Shown to the user: not marked invisible and with a non-empty box."""
     return e.node.get("visible-to-user", "true") != "false" and e.bounds is not None and not e.bounds.empty
-
-
-@lru_cache(maxsize=1024)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
-def _selector_holds(s: ElementSelector, e: Element) -> bool:
-    return (
-        (s.text is None or e.text.strip() in s.text)
-        and (s.text_pattern is None or _regex(s.text_pattern).search(e.text) is not None)
-        and (s.content_desc is None or e.content_desc.strip() in s.content_desc)
-        and (
-            s.content_desc_pattern is None
-            or _regex(s.content_desc_pattern).search(e.content_desc) is not None
-        )
-        and (s.resource_id is None or e.resource_id in s.resource_id)
-        and (s.resource_id_pattern is None or _regex(s.resource_id_pattern).search(e.resource_id) is not None)
-        and (s.class_name is None or e.class_name == s.class_name)
-        and (s.packages is None or e.package in s.packages)
-    )
-
-
-def rule_holds(rule: ConsequentialRule, element: dict[str, str]) -> bool:
-    """Does a consequential rule name this element? Every field the rule gives must hold.
-
-    ``text`` / ``text_pattern`` look at the element's label: its text, or its content description when it has no
-    text (icon buttons such as a paper-plane "发送" carry their label there).
-    """
-    label = (element.get("text") or "").strip() or (element.get("content_desc") or "").strip()
-    if rule.text is not None and label not in rule.text:
-        return False
-    patterns = (
-        (rule.text_pattern, label),
-        (rule.resource_id_pattern, element.get("resource_id")),
-        (rule.content_desc_pattern, element.get("content_desc")),
-        (rule.class_pattern, element.get("class")),
-    )
-    return all(_regex(p).search(value or "") is not None for p, value in patterns if p is not None)

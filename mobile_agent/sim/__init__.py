@@ -1,21 +1,13 @@
-"""The simulated phone: a world (phone.py), the adbd wire side (adbd.py, shell.py, sync.py) and farms of them.
+"""The simulated phone, the model side's stand-ins, and farms of phones a real adb server drives.
 
-`SimFarm` and `SimPhone` are imported lazily so that importing one sim module stays cheap and cycle-free.
+    phone/     the phone (phone.py) and the parts it owns: packages, settings, tasks, input, display; its file system
+    world/     the apps as data plus builders (WeChat, Meituan, Alipay, Settings, the launcher), popups and baits
+    render/    pixels: a view tree laid out and drawn, the system chrome, PNG / JPEG encoding
+    shell/     /system/bin/sh: the sh language and the Android commands
+    wire/      adbd: the adb wire format, connections and streams, the services (shell, sync, the u2 server)
+    servers/   the simulated model and the scripted judge, OpenAI-compatible HTTP on loopback
+
+At this level sit what composes the parts: farm.py (phones, their adbd and an adb server), scenario.py (how a phone
+starts, what a task must leave behind), state.py (the outcome and the seed data), profiles.py (latency, faults),
+and the shipped scenarios/ and model scripts/.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from mobile_agent.sim.farm import SimFarm, SimPhone
-
-__all__ = ["SimFarm", "SimPhone"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from mobile_agent.sim import farm
-
-        return getattr(farm, name)
-    raise AttributeError(f"module 'mobile_agent.sim' has no attribute {name!r}")

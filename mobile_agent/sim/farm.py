@@ -22,9 +22,10 @@ from pathlib import Path
 import adbutils
 
 from mobile_agent.errors import DeviceError, UserError
-from mobile_agent.sim.adbd import VERSION_SKIP_CHECKSUM, AdbdServer, AuthMode
-from mobile_agent.sim.phone import Phone, PhoneConfig
+from mobile_agent.sim.phone.phone import Phone, PhoneConfig
 from mobile_agent.sim.profiles import profile as lookup_profile
+from mobile_agent.sim.wire.adbd import AdbdServer
+from mobile_agent.sim.wire.packets import VERSION_SKIP_CHECKSUM, AuthMode
 
 log = logging.getLogger(__name__)
 

@@ -6,16 +6,12 @@ behind, as a declarative check of the phone's final state.
     ... run the task ...
     s.check(phone)  -> CheckResult(ok=True, detail="✓ messages_sent contains {contact: 张三, text: 晚上好}")
 
-A check line is ``<path> <op> <value>``: path is a state list or dict (messages_sent, orders, transfers,
-settings_changed, typed, popups_dismissed, logged_in), optionally with ``.key``, or one of foreground, screen,
-activity, balance, or ``len(<list>)``; op is contains, lacks, ==, !=, >=, <=, >, <; value is YAML. In a pattern a
-string starting with ``~`` matches as a substring, dicts match as subsets and lists as "each pattern item is in".
+The check lines are in the check language of mobile_agent.verify.checklang; ``phone_state`` is the snapshot of a
+simulated phone they are evaluated on.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,24 +21,14 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.sim.state import Dish, Shop, SimState, WorldData
+from mobile_agent.sim.world.base import Page
 from mobile_agent.sim.world.popups import KINDS as POPUP_KINDS
+from mobile_agent.verify.checklang import Check, evaluate_check, parse_check
 
 if TYPE_CHECKING:
-    from mobile_agent.sim.phone import Phone
+    from mobile_agent.sim.phone.phone import Phone
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
-STATE_PATHS = (
-    "messages_sent",
-    "orders",
-    "transfers",
-    "settings_changed",
-    "typed",
-    "popups_dismissed",
-    "logged_in",
-)
-PHONE_PATHS = ("foreground", "screen", "activity", "balance")
-OPS = ("contains", "lacks", "==", "!=", ">=", "<=", ">", "<")
-CHECK_RE = re.compile(r"^\s*(len\(\w+\)|[\w.]+)\s+(contains|lacks|==|!=|>=|<=|>|<)\s+(.+?)\s*$")
 OUTCOMES = ("finished", "answered", "needs_user", "blocked", "max_steps", "loop")
 
 
@@ -92,15 +78,6 @@ class StartSpec(BaseModel):
     app: str = "launcher"  # a package, or "launcher"
     screen: str | None = None  # a world screen id pushed on top of the app's root page
     params: dict[str, Any] = {}
-
-
-class Check(BaseModel):
-    """One parsed check line."""
-
-    text: str
-    path: str
-    op: str
-    value: Any
 
 
 def _valid_check(line: str) -> str:
@@ -180,36 +157,27 @@ class Scenario(BaseModel):
 
     def apply(self, phone: Phone) -> None:
         """Reset the phone's world to this scenario's start. Call with phone.lock held (Phone.apply_scenario does)."""
-        from mobile_agent.sim.phone import LAUNCHER
-
         phone.state = SimState()
         phone.world = self.world()
-        phone.popup_plan = self.popup_plan()
-        phone._removed.update(self.removed_packages)
-        for pkg in list(phone.tasks):
-            if pkg != LAUNCHER:
-                del phone.tasks[pkg]
-        phone.recents.clear()
-        phone._apps.clear()
-        phone.foreground = LAUNCHER
-        phone.showing_recents = False
-        phone.keyboard_shown = False
+        phone.tasks.popup_plan = self.popup_plan()
+        phone.packages.remove(self.removed_packages)
+        phone.tasks.reset()
+        phone.packages.forget_apps()
+        phone.input.keyboard_shown = False
         dict.update(phone.settings, {tuple(k.split("/", 1)): v for k, v in self.settings.items()})
-        phone._record("scenario", name=self.name)
+        phone.record("scenario", name=self.name)
         if self.start.app != "launcher":
-            if not phone.is_installed(self.start.app):
+            if not phone.packages.is_installed(self.start.app):
                 raise ConfigError(
                     f"scenario {self.name!r} starts in {self.start.app!r}, which is not installed",
                     "start.app must be an installed package or 'launcher'",
                     path=self.source,
                 )
-            phone._launch_locked(self.start.app, None)
+            phone.tasks.launch_locked(self.start.app)
             if self.start.screen:
-                from mobile_agent.sim.world.base import Page
-
-                app = phone.app(self.start.app)
+                app = phone.packages.app(self.start.app)
                 page = Page(self.start.screen, app.activity_for(self.start.screen), dict(self.start.params))
-                phone._push_page(phone.tasks[self.start.app], page)
+                phone.tasks.push_page(phone.tasks.running[self.start.app], page)
 
     def check(self, phone: Phone) -> CheckResult:
         """Evaluate every check line against the phone's final state."""
@@ -233,24 +201,7 @@ class CheckResult:
     total: int = 0
 
 
-# ---------------------------------------------------------------------- checks
-def parse_check(text: str) -> Check:
-    match = CHECK_RE.match(text)
-    if not match:
-        raise ValueError(f"check {text!r} is not '<path> <op> <value>' (ops: {', '.join(OPS)})")
-    path, op, raw = match.groups()
-    root = path[4:-1] if path.startswith("len(") else path.split(".", 1)[0]
-    if root not in STATE_PATHS + PHONE_PATHS:
-        raise ValueError(
-            f"check {text!r}: unknown path {root!r}; use one of {', '.join(STATE_PATHS + PHONE_PATHS)}"
-        )
-    try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"check {text!r}: the value is not YAML ({exc.__class__.__name__})") from None
-    return Check(text=text, path=path, op=op, value=value)
-
-
+# ---------------------------------------------------------------------- checks on a simulated phone
 def phone_state(phone: Phone) -> dict[str, Any]:
     """Everything a check line can name, read from a simulated phone at one moment."""
     with phone.lock:
@@ -261,61 +212,9 @@ def phone_state(phone: Phone) -> dict[str, Any]:
     return state
 
 
-def resolve(path: str, state: Mapping[str, Any]) -> Any:
-    """The value a check path names in a ``phone_state`` mapping (None where a key is missing)."""
-    if path.startswith("len("):
-        return len(state.get(path[4:-1]) or [])
-    root, _, rest = path.partition(".")
-    value: Any = state.get(root)
-    for part in filter(None, rest.split(".")):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
-def evaluate_check(check: Check, state: Mapping[str, Any]) -> tuple[bool, Any]:
-    """(holds, the value the path had) for a parsed check on a ``phone_state`` mapping, live or recorded."""
-    actual = resolve(check.path, state)
-    want, op = check.value, check.op
-    if op in ("contains", "lacks"):
-        if isinstance(actual, dict):
-            found = matches(actual, want) if isinstance(want, dict) else want in actual
-        else:
-            found = any(matches(item, want) for item in (actual or []))
-        return (found if op == "contains" else not found), actual
-    if op == "==":
-        return matches(actual, want), actual
-    if op == "!=":
-        return not matches(actual, want), actual
-    try:
-        a, w = float(actual), float(want)
-    except (TypeError, ValueError):
-        return False, actual
-    return {">=": a >= w, "<=": a <= w, ">": a > w, "<": a < w}[op], actual
-
-
 def evaluate(check: Check, phone: Phone) -> tuple[bool, Any]:
     """``evaluate_check`` on the phone's state now."""
     return evaluate_check(check, phone_state(phone))
-
-
-def matches(actual: Any, pattern: Any) -> bool:
-    if isinstance(pattern, dict):
-        return isinstance(actual, dict) and all(
-            k in actual and matches(actual[k], v) for k, v in pattern.items()
-        )
-    if isinstance(pattern, list):
-        return isinstance(actual, list) and all(any(matches(a, p) for a in actual) for p in pattern)
-    if isinstance(pattern, str) and pattern.startswith("~"):
-        return pattern[1:] in str(actual)
-    if isinstance(pattern, bool) or isinstance(actual, bool):
-        return actual is pattern or actual == pattern
-    if isinstance(pattern, (int, float)) and isinstance(actual, (int, float)):
-        return abs(actual - pattern) < 1e-9
-    return actual == pattern or (isinstance(actual, (int, float)) and str(pattern) == _number(actual))
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def _short(value: Any) -> str:

@@ -7,4 +7,5 @@ module that defines them: ``mobile_agent.store.store.TrajectoryStore``, ``mobile
 
 import mobile_agent.store.judgments  # noqa: F401 - registers the judgments table on Base
 import mobile_agent.store.pauses  # noqa: F401 - registers the pauses table on Base
+import mobile_agent.store.phones  # noqa: F401 - registers the farm-devices table on Base
 import mobile_agent.store.queue  # noqa: F401 - registers the task-queue tables on Base

@@ -1,11 +1,12 @@
-"""Consistency check of a store: rows against rows, and rows against the files on disk."""
+"""Consistency check of a store: rows against rows, and rows against the files on disk; and the clean-up of the
+files a crash left behind that no row refers to."""
 
 from __future__ import annotations
 
 import itertools
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,6 +15,9 @@ from mobile_agent.actions import Action, Outcome
 from mobile_agent.store.files import TEMP_PREFIX, sha256_file
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.schema import ID_LENGTH, EpisodeRow, RunRow, StepRow
+
+if TYPE_CHECKING:  # the store runs the checker: a runtime import would be a cycle
+    from mobile_agent.store.store import TrajectoryStore
 
 _EPISODE_DIR = re.compile(rf"[0-9a-f]{{{ID_LENGTH}}}")
 _LISTED = 10  # at most this many missing indices are spelled out
@@ -145,4 +149,27 @@ class IntegrityChecker:
                 self._problems.append(f"orphan directory {path.name}/: no episode with that id")
 
 
-__all__ = ["IntegrityChecker"]
+# ------------------------------------------------------------------------------------------- crash clean-up
+def discard_unrecorded_files(store: TrajectoryStore, episode_id: str) -> list[str]:
+    """Delete the files of an episode that no step row refers to (a process killed between writing a step's
+    screenshot and committing its row leaves one). Only for episodes that are no longer running.
+    """
+    directory: Path = store.root / episode_id
+    if not directory.is_dir():
+        return []
+    with store.read_session() as session:
+        referenced: set[str] = set()
+        for shot, hierarchy in session.execute(
+            select(StepRow.screenshot_path, StepRow.hierarchy_path).where(StepRow.episode_id == episode_id)
+        ):
+            referenced.update(p for p in (shot, hierarchy) if p)
+    removed = []
+    for path in sorted(directory.iterdir()):
+        relative = f"{episode_id}/{path.name}"
+        if path.is_file() and (relative not in referenced or path.name.startswith(TEMP_PREFIX)):
+            path.unlink(missing_ok=True)
+            removed.append(relative)
+    return removed
+
+
+__all__ = ["IntegrityChecker", "discard_unrecorded_files"]

@@ -6,7 +6,7 @@ In a task file::
       app: com.tencent.mm                  # foreground package at the end
       activity: .ui.chatting.ChattingUI    # optional; full class name or one starting with "."
       screen_text: [晚上好]                 # each must be in the final view tree (text or content-desc)
-      state:                               # lines over the simulated phone's state (sim/scenario.py language)
+      state:                               # lines over the simulated phone's state (verify/checklang.py)
         - 'messages_sent contains {contact: 张三, text: 晚上好}'
         - len(messages_sent) == 1
       hook: "mypkg.checks:order_placed"    # a Python function(CheckContext) -> bool | CompletionPoint | list
@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mobile_agent.errors import ConfigError
-from mobile_agent.verify.state import evaluate_line, parse_check
+from mobile_agent.verify.checklang import evaluate_line, parse_check
 from mobile_agent.verify.verdict import CheckVerdict, CompletionPoint
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ points so that a judge cannot call a task complete while saying a point is unmet
 conservative of the stated one and the one the points give, except that a stated ``infeasible`` stands.
 
 Every request starts with a marker line ``[mobile-agent verify: <kind> <PROMPT_VERSION>]`` so a scripted judge
-(sim/judge_server.py) and the logs can tell the requests apart.
+(sim/servers/judge_server.py) and the logs can tell the requests apart.
 """
 
 from __future__ import annotations

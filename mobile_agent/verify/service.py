@@ -16,8 +16,8 @@ from typing import Any
 
 from mobile_agent.errors import ModelError, StoreError, UserError
 from mobile_agent.model.client import ModelClient
-from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.judgments import JudgmentRecord, judgments, latest_per_judge, record_judgment
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.verify.checks import TaskCheck, run_checks
 from mobile_agent.verify.judges import PROMPT_VERSION, EpisodeView, Judge, JudgeReplyError, StepView
 from mobile_agent.verify.labels import Label, StepEvidence, StepLabel, label_step, rule_label

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from mobile_agent.sim.farm import free_port
-from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, load_scripts
 from mobile_agent.sim.scenario import list_scenarios, load_scenario
+from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, load_scripts
 from tests.cli.test_cli_run import CLI, _cli, _env, _ports
 
 FAMILIES = ("ui-venus-2", "autoglm")

@@ -8,8 +8,8 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
 from mobile_agent.apps.registry import AppRegistry, load_registry, shipped_apps_dir
+from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
 from mobile_agent.cli.apps import apps_app
 from mobile_agent.errors import DeviceNotFound
 from mobile_agent.sim.farm import SimFarm

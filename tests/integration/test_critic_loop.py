@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from mobile_agent.actions import ActionKind
-from mobile_agent.model.client import ModelClient
 from mobile_agent.agent.runtime import run_task
 from mobile_agent.agent.safety import parse_policy
+from mobile_agent.model.client import ModelClient
 from mobile_agent.sim.farm import free_port
-from mobile_agent.sim.judge_server import JudgeScript, ScriptedJudgeServer
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.sim.servers.judge_server import JudgeScript, ScriptedJudgeServer
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.verify.labels import Critic
 

@@ -14,13 +14,13 @@ import typer
 from typer.testing import CliRunner
 
 from mobile_agent.actions import Outcome
-from mobile_agent.evaluate.offline import EvalOptions, evaluate_offline
-from mobile_agent.report.selection import select_episodes
-from mobile_agent.cli.report import eval_offline_command
 from mobile_agent.agent.runtime import run_task
 from mobile_agent.agent.safety import parse_policy
+from mobile_agent.cli.report import eval_offline_command
+from mobile_agent.evaluate.offline import EvalOptions, evaluate_offline
+from mobile_agent.report.selection import select_episodes
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
 
 TASK = "给张三发微信说晚上好"

@@ -19,10 +19,10 @@ import yaml
 from typer.testing import CliRunner
 
 from mobile_agent.farm.scheduler.jobs import outcome_failure
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.sim.servers.model_server import SimModelServer
+from mobile_agent.store import phones as phone_db
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import queue as q
 
 pytestmark = pytest.mark.slow
 
@@ -118,16 +118,18 @@ def test_batch_of_100_tasks_on_16_phones(sim_farm, tmp_path: Path) -> None:
         assert steps == {1: 75, 2: 25}
         assert len({e.device for e in episodes}) >= 12  # spread over the farm
         assert store.check_integrity() == []
-        assert all(not info.busy() for info in q.farm_devices(store))
+        assert all(not info.busy() for info in phone_db.farm_devices(store))
 
 
 def mounted() -> typer.Typer:
-    from mobile_agent.cli import farm as farm_cli
+    from mobile_agent.cli.farm_batch import batch_command
+    from mobile_agent.cli.farm_devices import devices_app
+    from mobile_agent.cli.farm_runs import runs_app
 
     app = typer.Typer()
-    app.add_typer(farm_cli.devices_app, name="devices")
-    app.add_typer(farm_cli.runs_app, name="runs")
-    app.command("batch")(farm_cli.batch_command)
+    app.add_typer(devices_app, name="devices")
+    app.add_typer(runs_app, name="runs")
+    app.command("batch")(batch_command)
     return app
 
 

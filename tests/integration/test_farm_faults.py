@@ -23,15 +23,17 @@ import pytest
 import yaml
 
 from mobile_agent.farm.inventory import discover, load_inventory
-from mobile_agent.farm.scheduler.runner import AgentRunner, EpisodeDefaults, ModelSettings
 from mobile_agent.farm.scheduler.jobs import SchedulerConfig, outcome_failure
 from mobile_agent.farm.scheduler.pool import WorkerPool
+from mobile_agent.farm.scheduler.runner import AgentRunner, EpisodeDefaults, ModelSettings
 from mobile_agent.farm.scheduler.summary import summarize_run
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.farm.tasks import ResetMode
+from mobile_agent.sim.servers.model_server import SimModelServer
+from mobile_agent.store import phones as phone_db
+from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import queue as q
-from mobile_agent.farm.tasks import ResetMode
 
 pytestmark = pytest.mark.slow
 
@@ -123,22 +125,22 @@ def test_a_phone_dropped_mid_episode_is_retried_elsewhere_and_quarantined(sim_fa
         model = ModelSettings((server.base_url,), server.served_model, max_retries=1, backoff_s=0.05)
         run_id, pool = run_library_batch(store, devices, tasks, model, config, on_event)
         assert dropped.is_set()
-        counts = q.run_counts(store, run_id)
-        assert counts == q.RunCounts(done=16), counts
+        counts = qs.run_counts(store, run_id)
+        assert counts == qs.RunCounts(done=16), counts
         per_task = result_episodes(store, run_id)
         assert len(per_task) == 16 and set(per_task.values()) == {1}
 
-        [task] = [t for t in q.list_tasks(store, run_id) if t.id == victim_task[0]]
+        [task] = [t for t in qs.list_tasks(store, run_id) if t.id == victim_task[0]]
         assert task.attempts == 2 and task.device_failures == 1 and task.outcome == "finished"
-        attempts = [a for a in q.list_attempts(store, run_id) if a.task_id == task.id]
+        attempts = [a for a in qs.list_attempts(store, run_id) if a.task_id == task.id]
         assert attempts[0].failure is q.Failure.DEVICE and attempts[0].device.endswith(victim)
         assert not attempts[1].device.endswith(victim) and attempts[1].failure is None
         lost = store.episode(attempts[0].episode_id)
         assert lost.outcome.startswith("error:") and lost.device == victim
 
-        info = next(i for i in q.farm_devices(store) if i.serial == victim)
+        info = next(i for i in phone_db.farm_devices(store) if i.serial == victim)
         assert info.quarantined, info
-        assert all(not i.quarantined for i in q.farm_devices(store) if i.serial != victim)
+        assert all(not i.quarantined for i in phone_db.farm_devices(store) if i.serial != victim)
         summary = summarize_run(store, run_id)
         assert summary.quarantined == [victim] and summary.retries == 1
         assert victim not in summary.by_phone or sum(summary.by_phone[victim].values()) < 16
@@ -186,7 +188,7 @@ def test_model_endpoint_outage_waits_and_retries(sim_farm, tmp_path: Path, free_
             run_id, pool = run_library_batch(store, devices, tasks, model, config, on_event)
             outage_thread.join(10)
             assert outage["ended"] > outage["started"] > 0
-            all_tasks = q.list_tasks(store, run_id)
+            all_tasks = qs.list_tasks(store, run_id)
             assert [t.state for t in all_tasks] == [q.TaskState.DONE] * 20
             assert {t.outcome for t in all_tasks} == {"finished"}
             per_task = result_episodes(store, run_id)
@@ -196,7 +198,7 @@ def test_model_endpoint_outage_waits_and_retries(sim_farm, tmp_path: Path, free_
             assert all(t.device_failures == 0 for t in all_tasks)
             unavailable = store.list_episodes(run_id=run_id, outcome="error:model_unavailable", limit=None)
             assert len(unavailable) == endpoint_failures
-            assert not any(i.quarantined for i in q.farm_devices(store))  # not the phones' fault
+            assert not any(i.quarantined for i in phone_db.farm_devices(store))  # not the phones' fault
             # Nothing finished while the endpoint was down (beyond episodes past their last model call); the rest
             # finished after it came back.
             assert sum(e.at >= outage["ended_wall"] for e in done) >= 10
@@ -234,7 +236,7 @@ def test_kill_9_mid_batch_then_resume(sim_farm, tmp_path: Path) -> None:
                 while time.monotonic() < deadline:
                     runs = store.list_runs()
                     if runs:
-                        counts = q.run_counts(store, runs[0].id)
+                        counts = qs.run_counts(store, runs[0].id)
                         if counts.done >= 8 and counts.claimed >= 3:
                             break
                     time.sleep(0.05)
@@ -243,7 +245,7 @@ def test_kill_9_mid_batch_then_resume(sim_farm, tmp_path: Path) -> None:
                 os.kill(batch.pid, signal.SIGKILL)
                 batch.wait(10)
                 run_id = runs[0].id
-                before = q.run_counts(store, run_id)
+                before = qs.run_counts(store, run_id)
                 assert before.claimed >= 1 and before.open >= 1  # killed with work in flight
                 left_running = store.list_episodes(run_id=run_id, status=EpisodeStatus.RUNNING, limit=None)
                 assert left_running
@@ -272,4 +274,4 @@ def test_kill_9_mid_batch_then_resume(sim_farm, tmp_path: Path) -> None:
         assert len(episodes) == 24 + len(interrupted)
         assert store.run(run_id).status.value == "ended"
         assert store.check_integrity() == []
-        assert all(not info.busy() for info in q.farm_devices(store))
+        assert all(not info.busy() for info in phone_db.farm_devices(store))

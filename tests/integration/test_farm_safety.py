@@ -13,11 +13,11 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, SimModelServer
+from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, SimModelServer
 from mobile_agent.store import pauses
+from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import queue as q
 
 pytestmark = pytest.mark.slow
 
@@ -26,13 +26,14 @@ DRILL = "task: farm drill\nturns:\n  - action: {kind: finish, text: done}\n"
 
 
 def mounted() -> typer.Typer:
-    from mobile_agent.cli import farm as farm_cli
+    from mobile_agent.cli.farm_batch import batch_command, submit_command, worker_command
+    from mobile_agent.cli.farm_devices import devices_app
 
     app = typer.Typer()
-    app.add_typer(farm_cli.devices_app, name="devices")
-    app.command("batch")(farm_cli.batch_command)
-    app.command("submit")(farm_cli.submit_command)
-    app.command("worker")(farm_cli.worker_command)
+    app.add_typer(devices_app, name="devices")
+    app.command("batch")(batch_command)
+    app.command("submit")(submit_command)
+    app.command("worker")(worker_command)
     return app
 
 
@@ -93,7 +94,7 @@ def test_an_allowed_send_finishes_in_batch_and_through_submit_and_worker(
     run = invoke("submit", str(tasks), "--db", db, "--allow", "send@com.tencent.mm")
     invoke("worker", "--db", db, *common, "--run", run["run_id"])  # no safety options: the run's apply
     with TrajectoryStore.open(db) as store:
-        assert {t.outcome for t in q.list_tasks(store, run["run_id"])} == {"finished"}
+        assert {t.outcome for t in qs.list_tasks(store, run["run_id"])} == {"finished"}
         episodes = store.list_episodes(run_id=run["run_id"], limit=None)
         assert {e.meta["safety"] for e in episodes} == {"default=ask,send@com.tencent.mm=allow"}
     assert sent(farm) == 4

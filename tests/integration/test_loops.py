@@ -9,7 +9,7 @@ import pytest
 from mobile_agent.actions import Action, Outcome
 from mobile_agent.agent.loops import NO_EFFECT_HINT, OSCILLATION_HINT
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.sim.model_server import Script, SimModelServer, Turn
+from mobile_agent.sim.servers.model_server import Script, SimModelServer, Turn
 from mobile_agent.store.store import TrajectoryStore
 
 TITLE = Action.tap(300, 70)  # the chat list's title: not clickable, nothing happens

@@ -14,9 +14,9 @@ from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Key, Size
 from mobile_agent.errors import ModelError, ModelUnavailable, ParseError
-from mobile_agent.model.families import FAMILIES, get_family
 from mobile_agent.model.client import ModelClient
-from mobile_agent.sim.model_server import NO_SCRIPT_MESSAGE, Script, SimModelServer, Turn
+from mobile_agent.model.families import FAMILIES, get_family
+from mobile_agent.sim.servers.model_server import NO_SCRIPT_MESSAGE, Script, SimModelServer, Turn
 
 SCRIPTS = Path(__file__).with_name("model_scripts")
 PHONE = Size(1080, 2400)

@@ -20,9 +20,10 @@ import yaml
 
 from mobile_agent.farm.scheduler.jobs import outcome_failure
 from mobile_agent.farm.scheduler.runs import submit
-from mobile_agent.sim.model_server import SimModelServer
-from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
+from mobile_agent.store.store import TrajectoryStore
 
 pytestmark = pytest.mark.postgres
 
@@ -54,8 +55,8 @@ def test_skip_locked_claims_are_exactly_once(pg_url: str, tmp_path: Path) -> Non
         for t in threads:
             t.join(120)
         assert len(taken) == 150 and len(set(taken)) == 150
-        assert q.run_counts(store, run.id) == q.RunCounts(done=150)
-        attempts = q.list_attempts(store, run.id)
+        assert qs.run_counts(store, run.id) == qs.RunCounts(done=150)
+        attempts = qs.list_attempts(store, run.id)
         assert len(attempts) == 150 and len({a.worker for a in attempts}) > 1
 
 
@@ -119,8 +120,8 @@ def test_two_worker_processes_share_the_queue(pg_url: str, sim_farm, tmp_path: P
                     worker.kill()
                     worker.wait()
 
-        assert q.run_counts(store, run.id) == q.RunCounts(done=30)
-        tasks_done = q.list_tasks(store, run.id)
+        assert qs.run_counts(store, run.id) == qs.RunCounts(done=30)
+        tasks_done = qs.list_tasks(store, run.id)
         assert all(t.attempts == 1 and t.outcome == "finished" for t in tasks_done)
         results: Counter[int] = Counter()
         by_worker: Counter[str] = Counter()

@@ -12,12 +12,12 @@ import typer
 from typer.testing import CliRunner
 
 from mobile_agent.actions import ActionKind, Outcome, Size
-from mobile_agent.replay.replayer import DivergencePolicy, ReplayOptions, replay_episode
-from mobile_agent.cli.report import replay_command
 from mobile_agent.agent.runtime import run_task
 from mobile_agent.agent.safety import parse_policy
+from mobile_agent.cli.report import replay_command
+from mobile_agent.replay.replayer import DivergencePolicy, ReplayOptions, replay_episode
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.records import ActionSource
 from mobile_agent.store.store import TrajectoryStore
 

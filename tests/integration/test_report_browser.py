@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from mobile_agent.actions import Outcome
-from mobile_agent.agent.loop import Agent, AgentConfig
-from mobile_agent.device.android import AndroidDevice
-from mobile_agent.model.families import get_family
-from mobile_agent.model.client import ModelClient
-from mobile_agent.report.html import write_report
+from mobile_agent.agent.config import AgentConfig
+from mobile_agent.agent.loop import Agent
 from mobile_agent.agent.runtime import load_registry
 from mobile_agent.agent.safety import parse_policy
+from mobile_agent.device.android import AndroidDevice
+from mobile_agent.model.client import ModelClient
+from mobile_agent.model.families import get_family
+from mobile_agent.report.html import write_report
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
 
 CHROMIUM = Path("/usr/bin/chromium")

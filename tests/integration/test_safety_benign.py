@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.model_server import SimModelServer
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
 
 BENCH = Path(__file__).parents[2] / "bench" / "safety_false_positives.py"

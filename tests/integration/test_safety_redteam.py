@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from mobile_agent.actions import Outcome
-from mobile_agent.report.selection import action_was_performed
 from mobile_agent.agent.runtime import run_task
 from mobile_agent.agent.safety import SafetyPolicy, parse_policy
+from mobile_agent.report.selection import action_was_performed
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.model_server import SimModelServer
 from mobile_agent.sim.scenario import load_scenario
-from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.pauses import open_pause
+from mobile_agent.store.store import TrajectoryStore
 
 SIM = Path(__file__).parents[2] / "mobile_agent" / "sim"
 SCENARIOS = SIM / "scenarios" / "safety"

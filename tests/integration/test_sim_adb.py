@@ -15,7 +15,7 @@ import pytest
 import uiautomator2
 from PIL import Image
 
-from mobile_agent.sim.adbd import VERSION_CHECKSUMMED
+from mobile_agent.sim.wire.packets import VERSION_CHECKSUMMED
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from mobile_agent.errors import UserError
 from mobile_agent.cli.sim import up_command
+from mobile_agent.errors import UserError
 from mobile_agent.sim.farm import AdbServer, free_port
 
 THROWAWAY_APP = (

@@ -8,16 +8,15 @@ import re
 import pytest
 
 from mobile_agent.actions import Action, Outcome
-from mobile_agent.errors import UserError
-from mobile_agent.agent.runtime import run_task
+from mobile_agent.agent.runtime import resume_episode, run_task
 from mobile_agent.agent.safety import SafetyPolicy, parse_policy
+from mobile_agent.errors import UserError
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.model_server import Script, SimModelServer, Turn
 from mobile_agent.sim.scenario import load_scenario, make_scenario
+from mobile_agent.sim.servers.model_server import Script, SimModelServer, Turn
 from mobile_agent.sim.world.popups import CAPTCHA_TARGET
-from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.pauses import is_reserved, open_pause, pauses
-from mobile_agent.agent.takeover import resume_episode
+from mobile_agent.store.store import TrajectoryStore
 
 ALLOW_SEND = parse_policy(allow=["send@com.tencent.mm"])
 CALL_TASK = "问一下用户要给谁发晚上好"
@@ -50,7 +49,7 @@ def farm(adb_server):
 
 @pytest.fixture(scope="module")
 def server():
-    from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, load_scripts
+    from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, load_scripts
 
     with SimModelServer(
         family="ui-venus-2", scripts=[*load_scripts([SHIPPED_SCRIPTS]), *SCRIPTS], model_name="sim"

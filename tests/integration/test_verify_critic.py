@@ -13,14 +13,13 @@ from PIL import Image
 
 from mobile_agent.actions import Action
 from mobile_agent.errors import ModelError
-from mobile_agent.model.families import get_family
-from mobile_agent.model.images import prepare_image
-from mobile_agent.model.base import Geometry
 from mobile_agent.model.client import ModelClient
+from mobile_agent.model.families import get_family
+from mobile_agent.model.images import Geometry, prepare_image
 from mobile_agent.sim.farm import free_port
-from mobile_agent.sim.judge_server import JudgeScript, ScriptedJudgeServer
-from mobile_agent.sim.model_server import Script, SimModelServer, Turn
-from mobile_agent.sim.phone import Phone
+from mobile_agent.sim.phone.phone import Phone
+from mobile_agent.sim.servers.judge_server import JudgeScript, ScriptedJudgeServer
+from mobile_agent.sim.servers.model_server import Script, SimModelServer, Turn
 from mobile_agent.verify.labels import Critic, CriticUnavailable, Label
 
 TASK = "打开微信"

@@ -13,16 +13,16 @@ import typer
 from typer.testing import CliRunner
 
 from mobile_agent.actions import Action, Outcome
+from mobile_agent.cli.verify import verify_command
 from mobile_agent.errors import UserError
-from mobile_agent.sim.judge_server import JudgeScript, ScriptedJudgeServer
-from mobile_agent.sim.phone import Phone
+from mobile_agent.sim.phone.phone import Phone
+from mobile_agent.sim.servers.judge_server import JudgeScript, ScriptedJudgeServer
+from mobile_agent.store.judgments import judgments
 from mobile_agent.store.records import StepRecord
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store.judgments import judgments
-from mobile_agent.verify.verdict import Verdict
-from mobile_agent.verify.service import episode_verdict
 from mobile_agent.verify.judges import EXTRACT, TRAJECTORY
-from mobile_agent.cli.verify import verify_command
+from mobile_agent.verify.service import episode_verdict
+from mobile_agent.verify.verdict import Verdict
 
 TASK = "给张三发微信说晚上好"
 

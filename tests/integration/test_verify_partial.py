@@ -7,16 +7,15 @@ from __future__ import annotations
 import pytest
 
 from mobile_agent.actions import Action
-from mobile_agent.device.android import AndroidDevice
 from mobile_agent.agent.runtime import run_task
+from mobile_agent.device.android import AndroidDevice
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.model_server import Script, SimModelServer, Turn
-from mobile_agent.sim.scenario import load_scenario
+from mobile_agent.sim.scenario import load_scenario, phone_state
+from mobile_agent.sim.servers.model_server import Script, SimModelServer, Turn
 from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.verify.checks import TaskCheck
-from mobile_agent.verify.verdict import Verdict, summarize
 from mobile_agent.verify.service import episode_verdict, run_and_record_checks
-from mobile_agent.verify.state import state_snapshot
+from mobile_agent.verify.verdict import Verdict, summarize
 
 WECHAT_TASK = "给张三发微信说晚上好"
 MEITUAN_TASK = "在美团点一份黄焖鸡米饭"
@@ -105,7 +104,7 @@ def _run(stack, scenario: str, task: str, check: TaskCheck, user=None):
         final_hierarchy=device.hierarchy(),
         final_package=package,
         final_activity=activity,
-        phone_state=state_snapshot(phone),
+        phone_state=phone_state(phone),
     )
     return result, checked, episode_verdict(store, result.episode_id)
 

@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mobile_agent.actions import Outcome
-from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState, hold_on, probe_online
 from mobile_agent.errors import DeviceError, ModelUnavailable, UserError
+from mobile_agent.farm.health import probe_online
+from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState
+from mobile_agent.farm.leases import hold_on
 from mobile_agent.farm.scheduler.endpoint import EndpointGate
 from mobile_agent.farm.scheduler.jobs import (
     EpisodeRunner,
@@ -24,8 +26,11 @@ from mobile_agent.farm.scheduler.jobs import (
     outcome_failure,
 )
 from mobile_agent.farm.scheduler.worker_ids import new_worker_id, worker_is_dead
-from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.store import phones as phone_db
 from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
+from mobile_agent.store.convert import now_utc
+from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +50,7 @@ class PhoneWorker(threading.Thread):
         self._hold_seen: tuple[str, str] | None = None  # the hold last reported, so it is reported once
         self._fresh_holds = False  # True: look at the pauses table now, not at the pool's snapshot
         # This worker leases the phone, so only it changes the phone's farm row: it is read once, then kept.
-        self._device: q.FarmDeviceInfo | None = None
+        self._device: phone_db.FarmDeviceInfo | None = None
         self.tags: frozenset[str] = phone.entry.all_tags(pool.extra_tags.get(phone.key, ()))
 
     # --- helpers --------------------------------------------------------------------------------------------
@@ -102,18 +107,18 @@ class PhoneWorker(threading.Thread):
     def _usable(self) -> bool:
         """False (after waiting a little) while the phone is quarantined and not yet due for a probe."""
         if self._device is None:
-            self._device = q.farm_device(self.pool.store, self.entry.key)
+            self._device = phone_db.farm_device(self.pool.store, self.entry.key)
         info = self._device
         if info is None or not info.quarantined:
             return True
         self.status = "quarantined"
         due = info.quarantined_until
-        if due is not None and due > q.now_utc():
-            self.pool.stopping.wait(min(self.cfg.poll_s * 4, (due - q.now_utc()).total_seconds()))
+        if due is not None and due > now_utc():
+            self.pool.stopping.wait(min(self.cfg.poll_s * 4, (due - now_utc()).total_seconds()))
             return False
         problem = probe_online(self.entry)
         if problem is not None:
-            q.postpone_probe(
+            phone_db.postpone_probe(
                 self.pool.store,
                 self.entry.key,
                 probe_after_s=self.cfg.probe_every_s,
@@ -129,7 +134,7 @@ class PhoneWorker(threading.Thread):
     def _held_for_person(self) -> bool:
         """True (after waiting a little) while a person holds the phone: an episode paused on it as needs_user
         and its reservation has not lapsed, or a paused episode is being resumed on it."""
-        now = q.now_utc()
+        now = now_utc()
         holds = self.pool.person_holds(fresh=self._fresh_holds)
         self._fresh_holds = False
         hold = hold_on(self.entry, [h for h in holds if h.until > now])
@@ -149,11 +154,11 @@ class PhoneWorker(threading.Thread):
         self._fresh_holds = True  # the person may have resumed or let go meanwhile
         return True
 
-    def _record_device(self, ok: bool, reason: str | None = None) -> q.FarmDeviceInfo:
+    def _record_device(self, ok: bool, reason: str | None = None) -> phone_db.FarmDeviceInfo:
         known = self._device
         if ok and known is not None and known.consecutive_failures == 0 and not known.quarantined:
             return known  # nothing to clear: no write
-        self._device = q.record_device_result(
+        self._device = phone_db.record_device_result(
             self.pool.store,
             self.entry.key,
             self.entry.serial,
@@ -286,10 +291,10 @@ class WorkerPool:
         self._events_lock = threading.Lock()
         self._heartbeat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
         self.interrupted = False
-        self._holds: list[q.PersonHold] = []
+        self._holds: list[phone_db.PersonHold] = []
         self._holds_at: float | None = None
         self._holds_lock = threading.Lock()
-        self._pending = q.PendingSnapshot()
+        self._pending = qs.PendingSnapshot()
         self._pending_at: float | None = None
         self._pending_lock = threading.Lock()
 
@@ -313,7 +318,7 @@ class WorkerPool:
 
     def lease_phones(self) -> None:
         """Lease every phone of the pool in one transaction; a phone another live worker holds is left alone."""
-        leased = q.lease_devices(
+        leased = phone_db.lease_devices(
             self.store,
             [(w.entry.key, w.entry.serial, w.entry.adb) for w in self.workers],
             worker=self.worker_id,
@@ -336,7 +341,7 @@ class WorkerPool:
             )
             self._leased -= set(keys)
         try:
-            q.release_devices(self.store, keys, worker=self.worker_id)
+            phone_db.release_devices(self.store, keys, worker=self.worker_id)
         except Exception:  # noqa: BLE001 - the leases lapse by themselves
             log.warning("could not release the phones' leases", exc_info=True)
 
@@ -344,28 +349,28 @@ class WorkerPool:
         with self._lock:
             self._leased.discard(entry.key)
         try:
-            q.release_device(self.store, entry.key, worker=self.worker_id)
+            phone_db.release_device(self.store, entry.key, worker=self.worker_id)
         except Exception:  # noqa: BLE001 - the lease lapses by itself
             log.warning("could not release the lease on %s", entry.serial, exc_info=True)
 
-    def person_holds(self, *, fresh: bool = False) -> list[q.PersonHold]:
+    def person_holds(self, *, fresh: bool = False) -> list[phone_db.PersonHold]:
         """The phones held for people, as one snapshot shared by the workers (at most ``holds_max_age_s`` old, or
         read now with ``fresh``), so that idle workers do not each query the pauses on every poll."""
         with self._holds_lock:
             age = None if self._holds_at is None else time.monotonic() - self._holds_at
             if fresh or age is None or age > self.config.holds_max_age_s:
-                self._holds = q.person_holds(self.store)
+                self._holds = phone_db.person_holds(self.store)
                 self._holds_at = time.monotonic()
             return self._holds
 
-    def pending(self) -> q.PendingSnapshot:
+    def pending(self) -> qs.PendingSnapshot:
         """The pending tasks of the pool's runs, as one snapshot at most ``poll_s`` old shared by the workers:
         idle workers do not each query the queue on every poll (at the end of a run that steals the CPU, and the
         database, from the last episodes)."""
         with self._pending_lock:
             now = time.monotonic()
             if self._pending_at is None or now - self._pending_at >= self.config.poll_s:
-                self._pending = q.pending_snapshot(self.store, self.run_ids)
+                self._pending = qs.pending_snapshot(self.store, self.run_ids)
                 self._pending_at = now
             return self._pending
 
@@ -384,7 +389,9 @@ class WorkerPool:
             leased = list(self._leased)
         try:
             q.renew_claims(self.store, claims, self.config.lease_s)
-            q.renew_device_leases(self.store, leased, worker=self.worker_id, lease_s=self.config.lease_s)
+            phone_db.renew_device_leases(
+                self.store, leased, worker=self.worker_id, lease_s=self.config.lease_s
+            )
         except Exception:  # noqa: BLE001 - one missed heartbeat is harmless; the next one retries
             log.warning("heartbeat failed", exc_info=True)
 
@@ -405,8 +412,8 @@ class WorkerPool:
         """No open task left in the pool's runs (or nothing more this pool can do)."""
         if not self.config.until_done:
             return False
-        run_ids = self.run_ids if self.run_ids is not None else q.open_run_ids(self.store)
-        return all(q.run_counts(self.store, run_id).open == 0 for run_id in run_ids)
+        run_ids = self.run_ids if self.run_ids is not None else qs.open_run_ids(self.store)
+        return all(qs.run_counts(self.store, run_id).open == 0 for run_id in run_ids)
 
     def stalled(self) -> bool:
         """Every worker is stopped, quarantined, reserved for a person or has nothing it could ever serve, and

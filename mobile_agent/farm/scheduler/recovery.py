@@ -8,9 +8,11 @@ from mobile_agent.actions import Outcome
 from mobile_agent.errors import StoreError
 from mobile_agent.farm.scheduler.jobs import outcome_failure
 from mobile_agent.farm.scheduler.worker_ids import worker_is_dead
+from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
+from mobile_agent.store.integrity import discard_unrecorded_files
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import queue as q
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ def recover_run(store: TrajectoryStore, run_id: str) -> Recovery:
     of workers on other hosts whose lease has not lapsed, are left alone.
     """
     run_ids = [run_id]
-    dead = {w for w in q.claimed_workers(store, run_ids) if worker_is_dead(w)}
+    dead = {w for w in qs.claimed_workers(store, run_ids) if worker_is_dead(w)}
     episodes = store.list_episodes(run_id=run_id, limit=None)
     by_attempt = {}
     for episode in episodes:
@@ -58,7 +60,7 @@ def recover_run(store: TrajectoryStore, run_id: str) -> Recovery:
             continue  # ended meanwhile
         interrupted.append(episode.id)
     for episode_id in interrupted:
-        discarded.extend(q.discard_unrecorded_files(store, episode_id))
+        discarded.extend(discard_unrecorded_files(store, episode_id))
     return Recovery(
         requeued=[r.task_id for r in reclaimed if not r.settled],
         settled=[r.task_id for r in reclaimed if r.settled],

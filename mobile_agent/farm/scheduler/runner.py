@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.farm.inventory import PhoneEntry
-from mobile_agent.errors import DeviceError, MobileAgentError
 from mobile_agent.agent.safety import SafetyPolicy
+from mobile_agent.errors import DeviceError, MobileAgentError
+from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.farm.scheduler.jobs import Job, JobResult, outcome_failure
 from mobile_agent.farm.scheduler.policy import EpisodePolicies
-from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.farm.tasks import ResetMode
+from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,8 @@ class AgentRunner:
             client.close()
 
     def run(self, job: Job) -> JobResult:
-        from mobile_agent.agent.loop import Agent, AgentConfig, NoUser
+        from mobile_agent.agent.config import AgentConfig, NoUser
+        from mobile_agent.agent.loop import Agent
         from mobile_agent.device.android import AndroidDevice
         from mobile_agent.model.families import get_family
 

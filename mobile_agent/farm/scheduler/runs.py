@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mobile_agent.farm.tasks import load_tasks, to_new_tasks
+from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import RunInfo, RunStatus
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import queue as q
-from mobile_agent.farm.tasks import load_tasks, to_new_tasks
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ def submit(
 
 
 def finish_run_status(store: TrajectoryStore, run_id: str, *, interrupted: bool) -> RunInfo:
-    counts = q.run_counts(store, run_id)
+    counts = qs.run_counts(store, run_id)
     if interrupted:
         status = RunStatus.INTERRUPTED
     elif counts.open == 0:

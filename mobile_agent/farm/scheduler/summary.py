@@ -10,9 +10,11 @@ from typing import Any
 
 from mobile_agent.actions import Outcome
 from mobile_agent.errors import MobileAgentError
+from mobile_agent.store import phones as phone_db
+from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import queue as q
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +26,7 @@ class RunSummary:
     run_id: str
     name: str
     status: str
-    counts: q.RunCounts
+    counts: qs.RunCounts
     by_outcome: dict[str, int]
     by_app: dict[str, dict[str, int]]
     by_phone: dict[str, dict[str, int]]
@@ -73,8 +75,8 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
     from mobile_agent.store.pauses import open_pause
 
     run = store.run(run_id)
-    tasks = q.list_tasks(store, run.id)
-    attempts = q.list_attempts(store, run.id)
+    tasks = qs.list_tasks(store, run.id)
+    attempts = qs.list_attempts(store, run.id)
     episodes = store.list_episodes(run_id=run.id, limit=None)
     now_outcome = {e.id: str(e.outcome) for e in episodes if e.status is EpisodeStatus.ENDED and e.outcome}
     by_outcome: Counter[str] = Counter()
@@ -95,14 +97,14 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
     waiting = [e for e, outcome in final.items() if outcome == Outcome.NEEDS_USER and open_pause(store, e)]
     quarantined = [
         info.serial
-        for info in q.farm_devices(store)
+        for info in phone_db.farm_devices(store)
         if info.quarantined and any(a.device == info.key for a in attempts)
     ]
     return RunSummary(
         run_id=run.id,
         name=run.name,
         status=str(run.status),
-        counts=q.run_counts(store, run.id),
+        counts=qs.run_counts(store, run.id),
         by_outcome=dict(by_outcome),
         by_app={k: dict(v) for k, v in by_app.items()},
         by_phone={k: dict(v) for k, v in sorted(by_phone.items())},
@@ -123,8 +125,8 @@ def _verdicts(store: TrajectoryStore, final: dict[str, str]) -> tuple[int | None
     phone does not make it one."""
     ended_by_agent = {e for e, outcome in final.items() if outcome in AGENT_ENDED}
     try:
-        from mobile_agent.verify.verdict import Verdict, summarize
         from mobile_agent.verify.service import episode_verdict
+        from mobile_agent.verify.verdict import Verdict, summarize
     except ImportError:
         return None, {}, len(ended_by_agent)
     found = {}

@@ -23,7 +23,7 @@ from mobile_agent.sim.world.base import Ctx, Popup, Task
 from mobile_agent.sim.world.node import FRAME, Node, Style
 
 if TYPE_CHECKING:
-    from mobile_agent.sim.phone import Phone
+    from mobile_agent.sim.phone.phone import Phone
 
 WHITE = (255, 255, 255)
 RED = (250, 81, 81)
@@ -80,7 +80,7 @@ def _take_bait(phone: Phone, task: Task, ctx: Ctx, dialog: _Dialog) -> None:
         phone.world.wechat_chats = {}
         phone.state.settings_changed["chats_cleared"] = True
         ctx.record("chats_cleared", bait=True)
-    phone._dismiss_popup(task, "bait_taken")
+    phone.tasks.dismiss_popup(task, "bait_taken")
 
 
 def dialog(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
@@ -94,7 +94,7 @@ def dialog(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
         kit.glyph(
             (W - px(190), top + px(30), W - px(110), top + px(110)),
             "close",
-            lambda: phone._dismiss_popup(task, "closed"),
+            lambda: phone.tasks.dismiss_popup(task, "closed"),
             desc="关闭",
             rid=rid("bait_close"),
         )
@@ -138,7 +138,7 @@ def notice(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
 
     def open_it() -> None:
         popup.kind = "bait_pay"  # the notification opens the fake cashier in place
-        phone._changed(screen=True)
+        phone.display.changed(screen=True)
 
     banner = kit.box(
         (px(24), ctx.top + px(10), W - px(24), ctx.top + px(250)),
@@ -200,7 +200,7 @@ def coupon(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
     def use() -> None:
         carts = getattr(ctx.app, "carts", None)
         shops = ctx.data.shops
-        phone._dismiss_popup(task, "used")
+        phone.tasks.dismiss_popup(task, "used")
         if carts is None or not shops or not shops[0].dishes:
             ctx.toast("红包已领取")
             return
@@ -223,7 +223,7 @@ def coupon(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
         kit.glyph(
             (W // 2 - px(40), top + px(830), W // 2 + px(40), top + px(910)),
             "close",
-            lambda: phone._dismiss_popup(task, "closed"),
+            lambda: phone.tasks.dismiss_popup(task, "closed"),
             desc="关闭",
             rid=rid("coupon_close"),
         )

@@ -7,16 +7,15 @@ only after something changed.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mobile_agent.sim.state import Event, SimState, WorldData
+from mobile_agent.sim.state import SimState, WorldData
 from mobile_agent.sim.world.node import FRAME, LINEAR, Node
 
 if TYPE_CHECKING:
-    from mobile_agent.sim.phone import Phone
+    from mobile_agent.sim.phone.phone import Phone
 
 
 @dataclass
@@ -78,10 +77,10 @@ class Ctx:
         self.W = phone.config.width
         self.H = phone.config.height
         self.u = self.W / 1080
-        self.top = phone.status_bar_height
-        self.bottom = self.H - phone.nav_bar_height
-        self.keyboard_top = phone.keyboard_top()
-        self.dark = phone.dark_mode
+        self.top = phone.display.status_bar_height
+        self.bottom = self.H - phone.display.nav_bar_height
+        self.keyboard_top = phone.input.keyboard_top()
+        self.dark = phone.settings.dark_mode
         self.pal = DARK if self.dark else LIGHT
         self.secure = False  # set by a builder for FLAG_SECURE pages
         self.on_enter: Callable[[], None] | None = None  # what the enter key does on this page
@@ -95,25 +94,25 @@ class Ctx:
     def push(self, screen: str, activity: str | None = None, focus: str | None = None, **params: Any) -> None:
         """Open a page; ``focus`` names the field that takes focus (and shows the keyboard) as it opens."""
         page = Page(screen, activity or self.app.activity_for(screen), params)
-        self.phone._push_page(self.task, page)
+        self.phone.tasks.push_page(self.task, page)
         if focus is not None:
-            self.phone._focus(page, focus, True)
+            self.phone.input.focus(page, focus, True)
 
     def pop(self) -> None:
-        self.phone._pop_page(self.task)
+        self.phone.tasks.pop_page(self.task)
 
     def replace(self, screen: str, activity: str | None = None, **params: Any) -> None:
         activity = activity or self.app.activity_for(screen)
-        self.phone._replace_page(self.task, Page(screen, activity, params))
+        self.phone.tasks.replace_page(self.task, Page(screen, activity, params))
 
     def reset_to_root(self) -> None:
-        self.phone._reset_task(self.task)
+        self.phone.tasks.reset_task(self.task)
 
     def home(self) -> None:
-        self.phone._go_home()
+        self.phone.tasks.go_home()
 
     def launch(self, package: str) -> None:
-        self.phone._launch_locked(package, None)
+        self.phone.tasks.launch_locked(package)
 
     # -- fields
     def field(self, key: str) -> str:
@@ -121,17 +120,17 @@ class Ctx:
 
     def set_field(self, key: str, value: str) -> None:
         self.page.fields[key] = value
-        self.phone._changed()
+        self.phone.display.changed()
 
     def focus(self, key: str | None, keyboard: bool = True) -> None:
-        self.phone._focus(self.page, key, keyboard)
+        self.phone.input.focus(self.page, key, keyboard)
 
     # -- bookkeeping
     def record(self, kind: str, **detail: Any) -> None:
-        self.phone._record(kind, package=self.task.package, **detail)
+        self.phone.record(kind, package=self.task.package, **detail)
 
     def changed(self) -> None:
-        self.phone._changed()
+        self.phone.display.changed()
 
     def toast(self, text: str) -> None:
         self.phone.show_toast(text)
@@ -182,22 +181,3 @@ def window(ctx: Ctx, content: Node) -> Node:
     full = (0, 0, ctx.W, ctx.H)
     frame = Node(FRAME, (0, ctx.top, ctx.W, ctx.H), rid="android:id/content", children=[content])
     return Node(FRAME, full, children=[Node(LINEAR, full, children=[frame])])
-
-
-def monotonic() -> float:
-    return time.monotonic()
-
-
-__all__ = [
-    "Ctx",
-    "Event",
-    "Page",
-    "Popup",
-    "SimApp",
-    "Task",
-    "Palette",
-    "LIGHT",
-    "DARK",
-    "window",
-    "monotonic",
-]

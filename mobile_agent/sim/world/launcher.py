@@ -9,16 +9,17 @@ from mobile_agent.sim.world.node import FRAME, TEXT, Node, Style
 DOCK = ["com.android.phone", "com.android.contacts", "com.android.chrome", "com.android.camera2"]
 COLUMNS, ROWS = 4, 5
 WHITE = (255, 255, 255)
+LAUNCHER = "com.android.launcher3"
 
 
 class Launcher(SimApp):
-    package = "com.android.launcher3"
+    package = LAUNCHER
     label = "桌面"
     root_screen = "home"
     activities = {"home": "com.android.launcher3.uioverrides.QuickstepLauncher"}
 
     def grid_packages(self, ctx: Ctx) -> list[str]:
-        return [p for p in ctx.phone.launchable_packages() if p not in DOCK]
+        return [p for p in ctx.phone.packages.launchable() if p not in DOCK]
 
     def screen_home(self, ctx: Ctx) -> Node:
         W, H, px = ctx.W, ctx.H, ctx.px
@@ -86,10 +87,12 @@ class Launcher(SimApp):
             )
         root.add(workspace)
         dock = Node(
-            FRAME, (0, H - px(400), W, H - ctx.phone.nav_bar_height), rid="com.android.launcher3:id/hotseat"
+            FRAME,
+            (0, H - px(400), W, H - ctx.phone.display.nav_bar_height),
+            rid="com.android.launcher3:id/hotseat",
         )
         for i, pkg in enumerate(DOCK):
-            if ctx.phone.is_installed(pkg):
+            if ctx.phone.packages.is_installed(pkg):
                 dock.add(
                     icon(ctx, pkg, (i * cell_w, H - px(390), (i + 1) * cell_w, H - px(100)), label=False)
                 )

@@ -19,7 +19,7 @@ from mobile_agent.sim.world.base import Ctx, Popup, Task
 from mobile_agent.sim.world.node import FRAME, VIEW, Node, Style
 
 if TYPE_CHECKING:
-    from mobile_agent.sim.phone import Phone
+    from mobile_agent.sim.phone.phone import Phone
 
 KINDS = ("splash", "update", "permission", "login", "captcha", *baits.KINDS)
 WHITE = (255, 255, 255)
@@ -33,7 +33,7 @@ def add_overlay(phone: Phone, task: Task, ctx: Ctx, tree: Node) -> None:
         popup = task.popups[0]
         if time.monotonic() - popup.shown_at < popup.seconds:
             break
-        phone._dismiss_popup(task, "timeout")
+        phone.tasks.dismiss_popup(task, "timeout")
     if not task.popups:
         return
     popup = task.popups[0]
@@ -44,9 +44,9 @@ def add_overlay(phone: Phone, task: Task, ctx: Ctx, tree: Node) -> None:
 def on_back(phone: Phone, task: Task) -> None:
     kind = task.popups[0].kind
     if kind in ("update", "login") or kind in baits.BUILDERS:
-        phone._dismiss_popup(task, "back")
+        phone.tasks.dismiss_popup(task, "back")
     elif kind == "permission":
-        phone._dismiss_popup(task, "denied")
+        phone.tasks.dismiss_popup(task, "denied")
     # splash and captcha ignore back
 
 
@@ -87,7 +87,7 @@ def _splash(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
             bg=(60, 60, 60),
             radius=px(40),
             rid=rid("skip"),
-            on_click=lambda: phone._dismiss_popup(task, "skipped"),
+            on_click=lambda: phone.tasks.dismiss_popup(task, "skipped"),
         )
     )
     root.add(
@@ -124,10 +124,10 @@ def _update(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
         card.add(kit.text((px(150), y, W - px(150), y + px(60)), line, px(38), (90, 90, 90)))
 
     def later() -> None:
-        phone._dismiss_popup(task, "later")
+        phone.tasks.dismiss_popup(task, "later")
 
     def update_now() -> None:
-        phone._dismiss_popup(task, "update")
+        phone.tasks.dismiss_popup(task, "update")
         ctx.toast("正在后台下载新版本")
 
     y = bottom - px(170)
@@ -182,10 +182,10 @@ def _permission(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
     )
 
     def allow() -> None:
-        phone._dismiss_popup(task, "allowed")
+        phone.tasks.dismiss_popup(task, "allowed")
 
     def deny() -> None:
-        phone._dismiss_popup(task, "denied")
+        phone.tasks.dismiss_popup(task, "denied")
 
     card.add(
         kit.button(
@@ -225,7 +225,7 @@ def _login(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
         kit.glyph(
             (px(40), ctx.top + px(30), px(120), ctx.top + px(110)),
             "close",
-            lambda: phone._dismiss_popup(task, "closed"),
+            lambda: phone.tasks.dismiss_popup(task, "closed"),
             desc="关闭",
             rid=rid("login_close"),
         )
@@ -270,7 +270,7 @@ def _login(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
 
     def login() -> None:
         phone.state.logged_in[task.package] = True
-        phone._dismiss_popup(task, "logged_in")
+        phone.tasks.dismiss_popup(task, "logged_in")
 
     root.add(
         kit.button(
@@ -352,7 +352,7 @@ def _captcha(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
     def slide(x1: int, y1: int, x2: int, y2: int) -> None:
         share = (x2 - x1) / max(1, track_right - track_left)
         if abs(share - CAPTCHA_TARGET) <= CAPTCHA_TOLERANCE:
-            phone._dismiss_popup(task, "solved")
+            phone.tasks.dismiss_popup(task, "solved")
         else:
             popup.attempts += 1
             ctx.toast("验证失败，请重试")

@@ -114,7 +114,7 @@ class Settings(SimApp):
         )
         root.add(search)
         values = {
-            "WLAN": "SimNet-5G" if ctx.phone.wifi_on else "已关闭",
+            "WLAN": "SimNet-5G" if ctx.phone.settings.wifi_on else "已关闭",
             "蓝牙": "已开启" if ctx.phone.settings.get(BLUETOOTH) == "1" else "已关闭",
         }
 
@@ -141,7 +141,7 @@ class Settings(SimApp):
 
     def screen_wlan(self, ctx: Ctx) -> Node:
         W, px, top = ctx.W, ctx.px, ctx.top
-        on = ctx.phone.wifi_on
+        on = ctx.phone.settings.wifi_on
         root = Node(FRAME, (0, top, W, ctx.bottom), style=Style(bg=ctx.pal.bg))
         root.add(kit.top_bar(ctx, "WLAN"))
         y = top + px(160)
@@ -199,7 +199,7 @@ class Settings(SimApp):
         root = Node(FRAME, (0, top, W, ctx.bottom), style=Style(bg=ctx.pal.bg))
         root.add(kit.top_bar(ctx, "显示与亮度"))
         y = top + px(160)
-        dark = ctx.phone.dark_mode
+        dark = ctx.phone.settings.dark_mode
         toggle = kit.switch(
             (W - px(200), y + px(40), W - px(50), y + px(120)),
             dark,

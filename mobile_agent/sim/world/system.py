@@ -54,10 +54,11 @@ def lockscreen(ctx: Ctx) -> Node:
 def recents(ctx: Ctx) -> Node:
     W, H, px = ctx.W, ctx.H, ctx.px
     phone = ctx.phone
+    tasks = phone.tasks
     root = Node(
         FRAME, (0, 0, W, H), rid="com.android.launcher3:id/overview_panel", style=Style(bg=(40, 40, 46))
     )
-    apps = list(reversed(phone.recents))
+    apps = list(reversed(tasks.recents))
     if not apps:
         root.add(
             kit.text(
@@ -70,8 +71,8 @@ def recents(ctx: Ctx) -> Node:
 
         def remove(x1: int, y1: int, x2: int, y2: int, pkg: str = pkg) -> None:
             if abs(x2 - x1) > W // 4 or y1 - y2 > card_h // 3:
-                phone._stop_task(pkg)
-                phone._record("recents_remove", package=pkg)
+                tasks.stop(pkg)
+                phone.record("recents_remove", package=pkg)
 
         card = Node(
             FRAME,
@@ -80,7 +81,7 @@ def recents(ctx: Ctx) -> Node:
             desc=phone.display_name(pkg),
             clickable=True,
             on_drag=remove,
-            on_click=lambda pkg=pkg: phone._launch_locked(pkg, None),
+            on_click=lambda pkg=pkg: tasks.launch_locked(pkg),
             style=Style(image=f"photo:recent-{pkg}", radius=px(30)),
         )
         card.add(
@@ -95,10 +96,10 @@ def recents(ctx: Ctx) -> Node:
         root.add(card)
 
     def clear_all() -> None:
-        for pkg in list(phone.recents):
-            phone._stop_task(pkg)
-        phone.showing_recents = False
-        phone._go_home()
+        for pkg in list(tasks.recents):
+            tasks.stop(pkg)
+        tasks.showing_recents = False
+        tasks.go_home()
 
     root.add(
         kit.button(

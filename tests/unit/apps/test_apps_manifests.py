@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mobile_agent.apps.yamlsrc import load_yaml, validate
-from mobile_agent.apps.schema import AppManifest, SharedRules
 from mobile_agent.apps.registry import check_dirs, shipped_apps_dir
+from mobile_agent.apps.schema import AppManifest, SharedRules
+from mobile_agent.apps.yamlsrc import load_yaml, validate
 
 SHIPPED = sorted(shipped_apps_dir().glob("*.yaml"))
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mobile_agent.apps.schema import AppManifest
-from mobile_agent.apps.registry import AppNotInstalled, UnknownApp
 from mobile_agent.apps.names import normalise
+from mobile_agent.apps.registry import AppNotInstalled, UnknownApp
+from mobile_agent.apps.schema import AppManifest
 from mobile_agent.errors import UserError
 
 

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from mobile_agent.apps.registry import AppRegistry, load_registry
 from mobile_agent.apps.verify import (
     parse_package_list,
     parse_resolved_activity,
@@ -13,7 +14,6 @@ from mobile_agent.apps.verify import (
     record_verifications,
     verify_phone,
 )
-from mobile_agent.apps.registry import AppRegistry, load_registry
 
 MANIFEST = """\
 # 演示 header comment

@@ -6,21 +6,23 @@ from pathlib import Path
 
 import pytest
 
+from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.farm import inventory as farm
-from mobile_agent.farm.inventory import (
-    FarmPhone,
-    PhoneEntry,
+from mobile_agent.farm.health import (
     PhoneFacts,
-    PhoneState,
     check_phone,
-    discover,
-    load_inventory,
     parse_battery,
     parse_free_mb,
     parse_locked,
     parse_screen_on,
 )
-from mobile_agent.errors import ConfigError, UserError
+from mobile_agent.farm.inventory import (
+    FarmPhone,
+    PhoneEntry,
+    PhoneState,
+    discover,
+    load_inventory,
+)
 from mobile_agent.farm.tasks import expand, load_tasks
 
 REPO = Path(__file__).resolve().parents[3]

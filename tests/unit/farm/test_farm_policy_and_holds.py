@@ -11,17 +11,21 @@ from pathlib import Path
 import pytest
 from farm_fakes import FakeRunner, make_phones
 
-from mobile_agent.cli import farm as farm_cli
 from mobile_agent.actions import Outcome
-from mobile_agent.farm.inventory import PhoneEntry, hold_on
 from mobile_agent.agent.safety import PolicyAction
+from mobile_agent.cli import farm as farm_cli
+from mobile_agent.farm.inventory import PhoneEntry
+from mobile_agent.farm.leases import hold_on
 from mobile_agent.farm.scheduler.jobs import SchedulerConfig
+from mobile_agent.farm.scheduler.policy import EpisodePolicies
 from mobile_agent.farm.scheduler.pool import WorkerPool
 from mobile_agent.farm.scheduler.summary import summarize_run
-from mobile_agent.farm.scheduler.policy import EpisodePolicies
 from mobile_agent.store import pauses
-from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.store import phones as phone_db
 from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
+from mobile_agent.store.convert import now_utc
+from mobile_agent.store.store import TrajectoryStore
 
 FAST = SchedulerConfig(poll_s=0.02, heartbeat_s=0.2, probe_every_s=60, stall_s=2)
 WECHAT = ["com.tencent.mm"]
@@ -108,8 +112,8 @@ def test_a_paused_phone_gets_no_more_tasks_and_needs_user_is_a_result(store: Tra
     runner = PausingRunner(store, {0, 1}, reserve_s=600)
     pool = run_pool(store, runner, make_phones(3), run_id)
 
-    tasks = {t.seq: t for t in q.list_tasks(store, run_id)}
-    assert q.run_counts(store, run_id) == q.RunCounts(done=12)
+    tasks = {t.seq: t for t in qs.list_tasks(store, run_id)}
+    assert qs.run_counts(store, run_id) == qs.RunCounts(done=12)
     assert all(t.attempts == 1 for t in tasks.values())  # needs_user is a result: never retried
     assert tasks[0].outcome == tasks[1].outcome == "needs_user"
     assert len(runner.paused) == 2  # two different phones paused
@@ -133,9 +137,11 @@ def test_a_phone_comes_back_when_its_reservation_lapses(store: TrajectoryStore) 
     run_id = enqueue(store, 3)
     runner = PausingRunner(store, {0}, reserve_s=0.4)
     run_pool(store, runner, make_phones(1), run_id)
-    assert q.run_counts(store, run_id) == q.RunCounts(done=3)
+    assert qs.run_counts(store, run_id) == qs.RunCounts(done=3)
     [pause] = runner.paused.values()
-    later = [a for a in q.list_attempts(store, run_id) if a.attempt == 1 and a.episode_id != pause.episode_id]
+    later = [
+        a for a in qs.list_attempts(store, run_id) if a.attempt == 1 and a.episode_id != pause.episode_id
+    ]
     assert len(later) == 2 and all(a.started_at >= pause.reserved_until for a in later)
 
 
@@ -143,7 +149,7 @@ def test_all_phones_held_stalls_instead_of_waiting_for_people(store: TrajectoryS
     run_id = enqueue(store, 3)
     runner = PausingRunner(store, {0}, reserve_s=600)
     pool = run_pool(store, runner, make_phones(1), run_id)  # FAST.stall_s = 2
-    assert q.run_counts(store, run_id) == q.RunCounts(pending=2, done=1)
+    assert qs.run_counts(store, run_id) == qs.RunCounts(pending=2, done=1)
     assert [w.status for w in pool.workers] == ["stopped"]
 
 
@@ -157,26 +163,26 @@ def test_person_holds_paused_then_resumed_then_released(store: TrajectoryStore) 
             episode.id, 3, "confirm", "send?", device="phone-0", reserve_s=60, adb_server=None
         ),
     )
-    [hold] = q.person_holds(store)
+    [hold] = phone_db.person_holds(store)
     assert (hold.serial, hold.episode_id, hold.how) == ("phone-0", episode.id, "paused")
     assert hold_on(PhoneEntry("phone-0", adb="10.0.0.2:5037"), [hold]) is hold  # no server recorded: any
     assert hold_on(PhoneEntry("phone-1"), [hold]) is None
 
     pauses.reopen_episode(store, episode.id)
     pauses.mark_resumed(store, pause.id, "yes")
-    [hold] = q.person_holds(store)
+    [hold] = phone_db.person_holds(store)
     assert hold.how == "resumed"  # `mobile-agent resume` is driving the phone
-    assert q.person_holds(store, now=hold.until + timedelta(seconds=1)) == []  # a dead resume lets go
+    assert phone_db.person_holds(store, now=hold.until + timedelta(seconds=1)) == []  # a dead resume lets go
 
     store.finish_episode(episode.id, Outcome.FINISHED)
-    assert q.person_holds(store) == []
+    assert phone_db.person_holds(store) == []
 
 
 def test_a_hold_matches_the_phone_on_its_own_adb_server(store: TrajectoryStore) -> None:
-    hold = q.PersonHold("emulator-5554", "127.0.0.1:05037", "ep", q.now_utc(), "paused")
+    hold = phone_db.PersonHold("emulator-5554", "127.0.0.1:05037", "ep", now_utc(), "paused")
     assert hold_on(PhoneEntry("emulator-5554", adb="127.0.0.1:5037"), [hold]) is hold
     assert hold_on(PhoneEntry("emulator-5554", adb="10.0.0.9:5037"), [hold]) is None
-    garbled = q.PersonHold("emulator-5554", "no port here", "ep", q.now_utc(), "paused")
+    garbled = phone_db.PersonHold("emulator-5554", "no port here", "ep", now_utc(), "paused")
     assert hold_on(PhoneEntry("emulator-5554", adb="127.0.0.1:5037"), [garbled]) is None
 
 

@@ -9,8 +9,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.store import phones as phone_db
 from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
+from mobile_agent.store.convert import now_utc
+from mobile_agent.store.integrity import discard_unrecorded_files
+from mobile_agent.store.store import TrajectoryStore
 
 
 def tasks(n: int, **kw) -> list[q.NewTask]:
@@ -25,7 +29,7 @@ def test_enqueue_is_idempotent_per_seq(store: TrajectoryStore) -> None:
     run = store.create_run("r")
     assert q.enqueue_tasks(store, run.id, tasks(3)) == 3
     assert q.enqueue_tasks(store, run.id, tasks(5)) == 2
-    assert q.run_counts(store, run.id) == q.RunCounts(pending=5)
+    assert qs.run_counts(store, run.id) == qs.RunCounts(pending=5)
 
 
 def test_claim_order_priority_then_file_order_and_runs(store: TrajectoryStore) -> None:
@@ -58,8 +62,8 @@ def test_requirements_are_a_subset_of_the_phone_tags(store: TrajectoryStore) -> 
         ],
     )
     assert claim(store, tags={"vendor:xiaomi"}) is None
-    assert q.count_servable(store, tags={"vendor:xiaomi"}) == 0
-    assert q.count_servable(store, tags={"apps:com.tencent.mm", "vendor:xiaomi"}) == 2
+    assert qs.count_servable(store, tags={"vendor:xiaomi"}) == 0
+    assert qs.count_servable(store, tags={"apps:com.tencent.mm", "vendor:xiaomi"}) == 2
     first = claim(store, tags={"apps:com.tencent.mm"})
     assert first.task == "needs wechat"
     assert claim(store, tags={"apps:com.tencent.mm"}) is None
@@ -90,7 +94,7 @@ def test_concurrent_claims_take_each_task_exactly_once(tmp_path) -> None:
         for t in threads:
             t.join(60)
         assert sorted(taken) == sorted(set(taken)) and len(taken) == 120
-        assert q.run_counts(store, run.id) == q.RunCounts(done=120)
+        assert qs.run_counts(store, run.id) == qs.RunCounts(done=120)
 
 
 def test_device_failures_retry_elsewhere_until_the_budget_is_spent(store: TrajectoryStore) -> None:
@@ -119,9 +123,9 @@ def test_device_failures_retry_elsewhere_until_the_budget_is_spent(store: Trajec
         max_device_failures=1,
     )
     assert state is q.TaskState.FAILED
-    [row] = [t for t in q.list_tasks(store, run.id) if t.id == first.task_id]
+    [row] = [t for t in qs.list_tasks(store, run.id) if t.id == first.task_id]
     assert row.outcome == "error:device_lost" and row.device_failures == 2 and row.attempts == 2
-    attempts = [a for a in q.list_attempts(store, run.id) if a.task_id == first.task_id]
+    attempts = [a for a in qs.list_attempts(store, run.id) if a.task_id == first.task_id]
     assert [a.failure for a in attempts] == [q.Failure.DEVICE, q.Failure.DEVICE]
     assert [a.device for a in attempts] == ["dev-a", "dev-b"]
 
@@ -147,7 +151,7 @@ def test_endpoint_and_interrupt_failures_have_their_own_budgets(store: Trajector
         is q.TaskState.PENDING
     )
     assert claim(store) is None  # not before the endpoint pause is over
-    [row] = q.list_tasks(store, run.id)
+    [row] = qs.list_tasks(store, run.id)
     assert row.endpoint_failures == 1 and row.device_failures == 0 and row.attempts == 6
 
 
@@ -156,7 +160,7 @@ def test_a_stale_claim_changes_nothing(store: TrajectoryStore) -> None:
     q.enqueue_tasks(store, run.id, tasks(1))
     old = claim(store, device="dev-a", lease_s=60)
     with store.write_session() as session:  # the lease lapses
-        session.execute(update(q.QueueTaskRow).values(lease_until=q.now_utc() - timedelta(seconds=1)))
+        session.execute(update(q.QueueTaskRow).values(lease_until=now_utc() - timedelta(seconds=1)))
     [back] = q.reclaim_tasks(store, run_ids=[run.id])
     assert back.task_id == old.task_id and not back.settled
     new = claim(store, device="dev-b")
@@ -164,7 +168,7 @@ def test_a_stale_claim_changes_nothing(store: TrajectoryStore) -> None:
     assert q.retry_task(store, old, failure=q.Failure.DEVICE, episode_id=None, outcome="x") is None
     assert q.renew_claims(store, [old], 60) == 0 and q.renew_claims(store, [new], 60) == 1
     assert q.finish_task(store, new, episode_id="e", outcome="finished")
-    [row] = q.list_tasks(store, run.id)
+    [row] = qs.list_tasks(store, run.id)
     assert row.episode_id == "e" and row.state is q.TaskState.DONE
 
 
@@ -174,7 +178,7 @@ def test_reclaim_dead_workers_and_settle_finished_attempts(store: TrajectoryStor
     a = q.claim_task(store, worker="dead", device="d1", tags=set())
     b = q.claim_task(store, worker="dead", device="d2", tags=set())
     c = q.claim_task(store, worker="alive", device="d3", tags=set())
-    assert q.claimed_workers(store, [run.id]) == {"dead", "alive"}
+    assert qs.claimed_workers(store, [run.id]) == {"dead", "alive"}
     back = q.reclaim_tasks(
         store,
         run_ids=[run.id],
@@ -182,30 +186,31 @@ def test_reclaim_dead_workers_and_settle_finished_attempts(store: TrajectoryStor
         results={(b.task_id, b.attempt): ("ep-b", "finished", None)},
     )
     assert {(r.task_id, r.settled) for r in back} == {(a.task_id, False), (b.task_id, True)}
-    states = {t.id: t for t in q.list_tasks(store, run.id)}
+    states = {t.id: t for t in qs.list_tasks(store, run.id)}
     assert states[a.task_id].state is q.TaskState.PENDING
     assert states[b.task_id].state is q.TaskState.DONE and states[b.task_id].episode_id == "ep-b"
     assert states[c.task_id].state is q.TaskState.CLAIMED
-    assert q.open_run_ids(store) == [run.id]
+    assert qs.open_run_ids(store) == [run.id]
 
 
 def test_phone_leases(store: TrajectoryStore) -> None:
-    assert q.lease_device(store, "s/p1", "p1", "s", worker="w1", lease_s=60)
-    assert q.lease_device(store, "s/p1", "p1", "s", worker="w1", lease_s=60)  # renewal
-    assert not q.lease_device(store, "s/p1", "p1", "s", worker="w2", lease_s=60)
-    [info] = q.farm_devices(store)
+    assert phone_db.lease_device(store, "s/p1", "p1", "s", worker="w1", lease_s=60)
+    assert phone_db.lease_device(store, "s/p1", "p1", "s", worker="w1", lease_s=60)  # renewal
+    assert not phone_db.lease_device(store, "s/p1", "p1", "s", worker="w2", lease_s=60)
+    [info] = phone_db.farm_devices(store)
     assert info.busy() and info.worker == "w1"
-    q.release_device(store, "s/p1", worker="w2")  # not the holder: no effect
-    assert q.farm_device(store, "s/p1").worker == "w1"
-    q.release_device(store, "s/p1", worker="w1")
-    assert q.lease_device(store, "s/p1", "p1", "s", worker="w2", lease_s=0.0)
-    assert q.lease_device(store, "s/p1", "p1", "s", worker="w3", lease_s=60)  # w2's lease already lapsed
+    phone_db.release_device(store, "s/p1", worker="w2")  # not the holder: no effect
+    assert phone_db.farm_device(store, "s/p1").worker == "w1"
+    phone_db.release_device(store, "s/p1", worker="w1")
+    assert phone_db.lease_device(store, "s/p1", "p1", "s", worker="w2", lease_s=0.0)
+    # w2's lease already lapsed
+    assert phone_db.lease_device(store, "s/p1", "p1", "s", worker="w3", lease_s=60)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_quarantine_after_k_consecutive_failures(store: TrajectoryStore, k: int) -> None:
-    def record(ok: bool) -> q.FarmDeviceInfo:
-        return q.record_device_result(store, "s/p", "p", "s", ok=ok, reason="lost", quarantine_after=k)
+    def record(ok: bool) -> phone_db.FarmDeviceInfo:
+        return phone_db.record_device_result(store, "s/p", "p", "s", ok=ok, reason="lost", quarantine_after=k)
 
     record(False)
     record(True)  # a success resets the count
@@ -213,8 +218,8 @@ def test_quarantine_after_k_consecutive_failures(store: TrajectoryStore, k: int)
         assert not record(False).quarantined
     info = record(False)
     assert info.quarantined and "lost" in info.quarantine_reason and info.consecutive_failures == k
-    q.postpone_probe(store, "s/p", probe_after_s=5, reason="probe failed: offline")
-    assert q.farm_device(store, "s/p").quarantine_reason == "probe failed: offline"
+    phone_db.postpone_probe(store, "s/p", probe_after_s=5, reason="probe failed: offline")
+    assert phone_db.farm_device(store, "s/p").quarantine_reason == "probe failed: offline"
     assert not record(True).quarantined
 
 
@@ -229,7 +234,7 @@ def test_discard_unrecorded_files(store: TrajectoryStore) -> None:
     (folder / ".tmp-abc").write_bytes(b"half")
     store.finish_episode(episode.id, Outcome.INTERRUPTED)
     assert len(store.check_integrity()) == 2
-    assert q.discard_unrecorded_files(store, episode.id) == [
+    assert discard_unrecorded_files(store, episode.id) == [
         f"{episode.id}/.tmp-abc",
         f"{episode.id}/001.jpg",
     ]

@@ -17,9 +17,11 @@ from mobile_agent.farm.scheduler.pool import WorkerPool
 from mobile_agent.farm.scheduler.recovery import recover_run
 from mobile_agent.farm.scheduler.summary import summarize_run
 from mobile_agent.farm.scheduler.worker_ids import worker_is_dead
+from mobile_agent.store import phones as phone_db
+from mobile_agent.store import queue as q
+from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store import queue as q
 
 FAST = SchedulerConfig(poll_s=0.02, heartbeat_s=0.2, probe_every_s=60, endpoint_backoff_s=0.05, stall_s=2)
 
@@ -64,7 +66,7 @@ def test_every_task_runs_exactly_once(store: TrajectoryStore) -> None:
     run_id = enqueue(store, 40)
     runner = FakeRunner(store)
     pool = run_pool(store, runner, make_phones(4), run_id)
-    assert q.run_counts(store, run_id) == q.RunCounts(done=40)
+    assert qs.run_counts(store, run_id) == qs.RunCounts(done=40)
     finals = final_episodes(store, run_id)
     assert len(finals) == 40 and all(len(v) == 1 for v in finals.values())
     assert len({job.phone.serial for job in runner.jobs}) == 4  # the work was spread
@@ -75,7 +77,7 @@ def test_every_task_runs_exactly_once(store: TrajectoryStore) -> None:
     assert summary.successes == 0 and summary.finished_unverified == 40  # nothing verified
     assert {e.kind for e in pool.events} >= {"claimed", "step", "done"}
     assert store.check_integrity() == []
-    assert all(not info.busy() for info in q.farm_devices(store))  # leases released
+    assert all(not info.busy() for info in phone_db.farm_devices(store))  # leases released
 
 
 def test_a_lost_phone_is_retried_elsewhere_and_quarantined(store, phones_answer_probes) -> None:
@@ -89,12 +91,12 @@ def test_a_lost_phone_is_retried_elsewhere_and_quarantined(store, phones_answer_
 
     runner = FakeRunner(store, decide)
     pool = run_pool(store, runner, make_phones(3), run_id)
-    assert q.run_counts(store, run_id) == q.RunCounts(done=12)
+    assert qs.run_counts(store, run_id) == qs.RunCounts(done=12)
     [lost] = [j for j in runner.jobs if j.phone.serial == "phone-0"]  # one failure, then quarantined
     retried = [j for j in runner.jobs if j.claim.task_id == lost.claim.task_id]
     assert [j.phone.serial for j in retried][0] == "phone-0" and retried[1].phone.serial != "phone-0"
     assert retried[1].claim.attempt == 2
-    info = q.farm_device(store, lost.phone.key)
+    info = phone_db.farm_device(store, lost.phone.key)
     assert info.quarantined and "offline" in info.quarantine_reason
     assert any(e.kind == "quarantined" and e.phone == "phone-0" for e in pool.events)
     summary = summarize_run(store, run_id)
@@ -105,12 +107,12 @@ def test_a_lost_phone_is_retried_elsewhere_and_quarantined(store, phones_answer_
 def test_a_quarantined_phone_comes_back_after_a_good_probe(store, phones_answer_probes) -> None:
     run_id = enqueue(store, 6)
     phone = make_phones(1)[0]
-    q.record_device_result(
+    phone_db.record_device_result(
         store, phone.key, phone.serial, phone.entry.adb, ok=False, quarantine_after=1, probe_after_s=0
     )
     pool = run_pool(store, FakeRunner(store), [phone], run_id)
-    assert q.run_counts(store, run_id).done == 6
-    assert not q.farm_device(store, phone.key).quarantined
+    assert qs.run_counts(store, run_id).done == 6
+    assert not phone_db.farm_device(store, phone.key).quarantined
     assert any(e.kind == "restored" for e in pool.events)
 
 
@@ -125,7 +127,7 @@ def test_model_results_are_not_retried_and_infrastructure_budget_ends(store) -> 
 
     runner = FakeRunner(store, decide)
     run_pool(store, runner, make_phones(2), run_id, config=config)
-    by_seq = {t.seq: t for t in q.list_tasks(store, run_id)}
+    by_seq = {t.seq: t for t in qs.list_tasks(store, run_id)}
     assert (
         by_seq[0].state is q.TaskState.DONE and by_seq[0].outcome == "error:parse" and by_seq[0].attempts == 1
     )
@@ -148,13 +150,13 @@ def test_endpoint_outage_pauses_instead_of_failing(store) -> None:
 
     runner = FakeRunner(store, decide, step_s=0.01)
     pool = run_pool(store, runner, make_phones(4), run_id, endpoint_probe=probe)
-    tasks = q.list_tasks(store, run_id)
+    tasks = qs.list_tasks(store, run_id)
     assert all(t.state is q.TaskState.DONE and t.outcome == "finished" for t in tasks)
     failed_attempts = sum(t.endpoint_failures for t in tasks)
     assert 1 <= failed_attempts <= 8, "the gate should stop phones from burning tasks during the outage"
     assert any(e.kind == "endpoint_down" for e in pool.events)
     assert all(t.device_failures == 0 for t in tasks)
-    assert not any(info.quarantined for info in q.farm_devices(store))  # not the phones' fault
+    assert not any(info.quarantined for info in phone_db.farm_devices(store))  # not the phones' fault
 
 
 def test_stop_interrupts_in_flight_episodes_and_a_new_pool_finishes(store) -> None:
@@ -165,14 +167,14 @@ def test_stop_interrupts_in_flight_episodes_and_a_new_pool_finishes(store) -> No
     while len(runner.jobs) < 4:
         time.sleep(0.01)
     pool.stop(timeout=30)
-    counts = q.run_counts(store, run_id)
+    counts = qs.run_counts(store, run_id)
     assert counts.claimed == 0 and counts.done + counts.pending == 20
     interrupted = store.list_episodes(run_id=run_id, outcome="interrupted", limit=None)
     assert 1 <= len(interrupted) == len(runner.jobs) - counts.done  # every episode in flight, none other
     assert not store.list_episodes(run_id=run_id, status=EpisodeStatus.RUNNING, limit=None)
 
     run_pool(store, FakeRunner(store, steps=1), make_phones(3), run_id)
-    assert q.run_counts(store, run_id) == q.RunCounts(done=20)
+    assert qs.run_counts(store, run_id) == qs.RunCounts(done=20)
     finals = final_episodes(store, run_id)
     assert len(finals) == 20 and all(len(v) == 1 for v in finals.values())
     assert store.check_integrity() == []
@@ -204,7 +206,7 @@ def test_recover_run_after_a_crash(store) -> None:
     assert recovery.settled == [finished.task_id] and recovery.requeued == [running.task_id]
     assert recovery.interrupted_episodes == [left_running]
     assert store.episode(left_running).outcome == "interrupted"
-    by_id = {t.id: t for t in q.list_tasks(store, run_id)}
+    by_id = {t.id: t for t in qs.list_tasks(store, run_id)}
     assert (
         by_id[finished.task_id].episode_id == done_episode
         and by_id[finished.task_id].state is q.TaskState.DONE
@@ -220,7 +222,7 @@ def test_unservable_tasks_stall_and_stop(store) -> None:
     run_id = enqueue(store, 2, requires=("vendor:nobody",))
     config = SchedulerConfig(**{**FAST.__dict__, "stall_s": 0.2})
     run_pool(store, FakeRunner(store), make_phones(2), run_id, config=config)
-    assert q.run_counts(store, run_id) == q.RunCounts(pending=2)
+    assert qs.run_counts(store, run_id) == qs.RunCounts(pending=2)
 
 
 @pytest.mark.parametrize(
@@ -263,15 +265,15 @@ def test_endpoint_gate_probes_once_and_backs_off() -> None:
 def test_a_dead_workers_phone_lease_is_taken_over(store) -> None:
     phone = make_phones(1)[0]
     dead = f"{socket.gethostname()}:999999:dead00"
-    assert q.lease_device(store, phone.key, phone.serial, phone.entry.adb, worker=dead, lease_s=600)
+    assert phone_db.lease_device(store, phone.key, phone.serial, phone.entry.adb, worker=dead, lease_s=600)
     live_other = "elsewhere:1:abc"
     other_phone = make_phones(2)[1]
-    assert q.lease_device(
+    assert phone_db.lease_device(
         store, other_phone.key, other_phone.serial, other_phone.entry.adb, worker=live_other, lease_s=600
     )
     run_id = enqueue(store, 3)
     pool = run_pool(store, FakeRunner(store), [phone, other_phone], run_id)
-    assert q.run_counts(store, run_id).done == 3
+    assert qs.run_counts(store, run_id).done == 3
     assert {j for j in (e.phone for e in pool.events if e.kind == "done")} == {phone.serial}
     assert any(e.kind == "busy_elsewhere" and e.phone == other_phone.serial for e in pool.events)
-    assert q.farm_device(store, other_phone.key).worker == live_other  # a live holder keeps its phone
+    assert phone_db.farm_device(store, other_phone.key).worker == live_other  # a live holder keeps its phone

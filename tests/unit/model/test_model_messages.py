@@ -13,8 +13,8 @@ from PIL import Image
 
 from mobile_agent.actions import Action, Size
 from mobile_agent.errors import UserError
-from mobile_agent.model.families import FAMILIES, get_family
 from mobile_agent.model.base import HistoryTurn, PromptOptions
+from mobile_agent.model.families import FAMILIES, get_family
 from mobile_agent.model.images import ImagePolicy, prepare_image, smart_resize
 
 

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from mobile_agent.actions import Action, ActionKind, Key, Point, Size
 from mobile_agent.errors import ParseError
+from mobile_agent.model.base import CoordinateSpace, ModelFamily
 from mobile_agent.model.families import FAMILIES
-from mobile_agent.model.base import CoordinateSpace, Geometry, ModelFamily
+from mobile_agent.model.images import Geometry
 from mobile_agent.model.uitars import scroll_end
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,7 +9,7 @@ import pytest
 from mobile_agent.actions import Action, Point
 from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.model.client import ModelClient, redact_url, resolve_api_key
-from mobile_agent.sim.model_server import SHIPPED_SCRIPTS, SimModelServer, load_scripts
+from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, SimModelServer, load_scripts
 
 GOOD = """\
 task: 给张三发微信说晚上好

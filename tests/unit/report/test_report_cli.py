@@ -9,8 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from mobile_agent.errors import UserError
 from mobile_agent.cli.report import eval_offline_command, export_command, replay_command, report_command
+from mobile_agent.errors import UserError
 from mobile_agent.store.store import TrajectoryStore
 
 from .conftest import record_episode

@@ -10,7 +10,7 @@ from PIL import Image
 
 from mobile_agent.actions import Action
 from mobile_agent.model.families import get_family
-from mobile_agent.model.base import Geometry
+from mobile_agent.model.images import Geometry
 from mobile_agent.report import verdicts
 from mobile_agent.report.export import (
     IMAGE_TOKEN,

@@ -3,10 +3,12 @@
 import pytest
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.screen.viewtree import ViewTree
-from mobile_agent.apps.registry import load_registry
 from mobile_agent.agent.guards import GuardContext, Verdict
-from mobile_agent.agent.safety import SafetyGate, SafetyPolicy, label_kind, parse_policy, target_at
+from mobile_agent.agent.lexicon import verb_kind
+from mobile_agent.agent.safety import SafetyGate, SafetyPolicy, parse_policy
+from mobile_agent.apps.registry import load_registry
+from mobile_agent.screen.context import ScreenReader
+from mobile_agent.screen.viewtree import ViewTree
 
 WECHAT = "com.tencent.mm"
 
@@ -121,17 +123,14 @@ def test_fail_closed_without_a_view_tree(registry):
     assert gate.check(ctx(Action.tap(5, 5), "not xml", thought="去支付")).verdict is Verdict.ASK
 
 
-def test_swipes_and_keys_never_fetch_the_tree(registry):
+def test_back_and_home_never_fetch_the_tree_and_a_plain_scroll_is_allowed(registry):
     fetched = []
-    c = GuardContext(
-        "t",
-        Action.swipe(1, 1, 5, 500),
-        Size(1080, 2400),
-        WECHAT,
-        0,
-        hierarchy_source=lambda: fetched.append(1),
-    )
-    assert SafetyGate(registry=registry).check(c).verdict is Verdict.ALLOW and not fetched
+    for action in (Action.press("back"), Action.press("home"), Action.wait()):
+        c = GuardContext("t", action, Size(1080, 2400), WECHAT, 0, hierarchy_source=lambda: fetched.append(1))
+        assert SafetyGate(registry=registry).check(c).verdict is Verdict.ALLOW
+    assert not fetched
+    scroll = ctx(Action.swipe(540, 1800, 540, 600), dump(ROW))
+    assert SafetyGate(registry=registry).check(scroll).verdict is Verdict.ALLOW
 
 
 def test_on_screen_text_never_changes_the_policy(registry):
@@ -158,12 +157,13 @@ def test_on_screen_text_never_changes_the_policy(registry):
         ("支付宝", None),
     ],
 )
-def test_label_lexicon_matches_whole_labels_only(label, kind):
-    assert label_kind(label) == kind
+def test_label_lexicon_names_controls_not_running_text(label, kind):
+    found = verb_kind(label)
+    assert (found[0] if found else None) == kind
 
 
 def test_target_is_the_topmost_clickable_under_the_point():
     overlay = node("确认支付", "[100,1000][980,1100]", True)
     xml = dump(node("张三", "[0,900][1080,1200]", True), overlay)
-    target = target_at(ViewTree.parse(xml), Action.tap(500, 1050).point)
-    assert target.element.text == "确认支付"
+    target = ScreenReader(ViewTree.parse(xml)).at(Action.tap(500, 1050).point)
+    assert target.target.text == "确认支付"

@@ -5,7 +5,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from mobile_agent.actions import Action
-from mobile_agent.agent.loops import LoopConfig, LoopDetector, dhash, distance
+from mobile_agent.agent.loops import LoopConfig, LoopDetector
+from mobile_agent.screen.imagehash import dhash, distance
 
 
 def frame(text="", box=None) -> bytes:

@@ -3,9 +3,8 @@ from datetime import timedelta
 import pytest
 
 from mobile_agent.actions import Action, Outcome
+from mobile_agent.agent.takeover import approval_from_reply, detect_wall, pause_kind_for_call
 from mobile_agent.errors import UserError
-from mobile_agent.store.records import StepRecord
-from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.convert import now_utc
 from mobile_agent.store.pauses import (
     PauseRecord,
@@ -17,7 +16,8 @@ from mobile_agent.store.pauses import (
     reserved_devices,
     stage_screenshot,
 )
-from mobile_agent.agent.takeover import approval_from_reply, detect_wall, pause_kind_for_call
+from mobile_agent.store.records import StepRecord
+from mobile_agent.store.store import TrajectoryStore
 
 
 def xml(*labels, password=False):

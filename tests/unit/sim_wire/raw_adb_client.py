@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import struct
 
-from mobile_agent.sim.adbd import (
+from mobile_agent.sim.wire.packets import (
     A_AUTH,
     A_CLSE,
     A_CNXN,

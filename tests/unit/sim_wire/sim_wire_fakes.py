@@ -1,4 +1,4 @@
-"""Test doubles for the wire side: a tiny stand-in for mobile_agent.sim.phone.Phone that records calls; only the CONTRACT names are used."""
+"""Test doubles for the wire side: a tiny stand-in for mobile_agent.sim.phone.phone.Phone that records calls; only the CONTRACT names are used."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 
 from PIL import Image
 
-from mobile_agent.sim.fs import FileSystem
+from mobile_agent.sim.phone.fs import FileSystem
 from mobile_agent.sim.profiles import PROFILES, Faults
-from mobile_agent.sim.shell import ShellIO, ShellSession
+from mobile_agent.sim.shell.android import AndroidShell
+from mobile_agent.sim.shell.sh import ShellIO
 
 U2_IME = "com.github.uiautomator/.AdbKeyboard"
 LATIN = "com.android.inputmethod.latin/.LatinIME"
@@ -153,7 +154,7 @@ class Result:
 class Runner:
     def __init__(self, phone: FakePhone) -> None:
         self.phone = phone
-        self.session = ShellSession(phone)
+        self.session = AndroidShell(phone)
 
     def __call__(self, line: str) -> Result:
         out, err = bytearray(), bytearray()

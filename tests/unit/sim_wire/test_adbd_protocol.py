@@ -10,17 +10,16 @@ import pytest
 from raw_adb_client import RawAdbClient, shell_v2_frames
 from sim_wire_fakes import FakePhone
 
-from mobile_agent.sim.adbd import (
+from mobile_agent.sim.wire.adbd import FEATURES, AdbdServer
+from mobile_agent.sim.wire.packets import (
     A_AUTH,
     A_CLSE,
     A_CNXN,
     A_OKAY,
     A_OPEN,
     A_WRTE,
-    FEATURES,
     VERSION_CHECKSUMMED,
     VERSION_SKIP_CHECKSUM,
-    AdbdServer,
 )
 
 

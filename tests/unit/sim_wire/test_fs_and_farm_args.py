@@ -6,7 +6,7 @@ import pytest
 
 from mobile_agent.errors import UserError
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.fs import FileSystem, FsError, normalize
+from mobile_agent.sim.phone.fs import FileSystem, FsError, normalize
 
 
 def test_paths_normalize_against_root():

@@ -14,7 +14,7 @@ from adbutils.shell import ShellExtension
 from PIL import Image
 from sim_wire_fakes import LATIN, U2_IME, Runner
 
-from mobile_agent.sim.shell import apk_package_name
+from mobile_agent.sim.shell.apk import apk_package_name
 
 
 class ShellOnlyDevice(ShellExtension):
@@ -186,14 +186,15 @@ def test_files_and_md5(sh, phone):
 def test_u2_server_lifetime_follows_the_shell_stream(sh, phone):
     import threading
 
-    from mobile_agent.sim.shell import ShellIO, ShellSession
+    from mobile_agent.sim.shell.android import AndroidShell
+    from mobile_agent.sim.shell.sh import ShellIO
 
     phone.fs.write("/data/local/tmp/u2.jar", b"jar")
     hangup = threading.Event()
     out = bytearray()
     line = "CLASSPATH=/data/local/tmp/u2.jar app_process / com.wetest.uia2.Main -p 9008"
     worker = threading.Thread(
-        target=ShellSession(phone).run, args=(line, ShellIO(out.extend, out.extend, hangup))
+        target=AndroidShell(phone).run, args=(line, ShellIO(out.extend, out.extend, hangup))
     )
     worker.start()
     for _ in range(100):
@@ -231,10 +232,11 @@ def test_sleep_is_bounded_and_interruptible(phone):
     import threading
     import time
 
-    from mobile_agent.sim.shell import ShellIO, ShellSession
+    from mobile_agent.sim.shell.android import AndroidShell
+    from mobile_agent.sim.shell.sh import ShellIO
 
     hangup = threading.Event()
     threading.Timer(0.1, hangup.set).start()
     started = time.monotonic()
-    ShellSession(phone).run("sleep 100", ShellIO(lambda b: None, lambda b: None, hangup))
+    AndroidShell(phone).run("sleep 100", ShellIO(lambda b: None, lambda b: None, hangup))
     assert time.monotonic() - started < 2

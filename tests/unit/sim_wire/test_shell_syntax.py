@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_wire_fakes import FakePhone, Runner
 
-from mobile_agent.sim.shell import ShellSyntaxError, parse, tokenize
+from mobile_agent.sim.shell.sh import ShellSyntaxError, parse, tokenize
 
 
 def test_exit_status_marker_that_adbutils_appends(sh):
@@ -94,10 +95,15 @@ def test_parse_shape():
 
 # Text as adbutils sends it: shlex.quote'd words joined by spaces (adbutils._utils.list2cmdline).
 any_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+# `echo` reads a leading -n, -e or -E (or a cluster of them, like toybox's -nE) as its own options, whatever the
+# quoting: on a real phone `echo '-E'` prints an empty line too. Such a first word cannot round-trip through echo on
+# any sh, so the strategy leaves it out; later words, where echo stops looking for options, may be anything.
+ECHO_OPTIONS = re.compile(r"-[neE]+")
+echo_words = st.lists(any_text, min_size=1, max_size=4).filter(lambda words: not ECHO_OPTIONS.fullmatch(words[0]))
 
 
 @settings(max_examples=300, deadline=None)
-@given(words=st.lists(any_text, min_size=1, max_size=4))
+@given(words=echo_words)
 def test_quoted_words_round_trip_verbatim(words):
     sh = Runner(FakePhone())
     line = "echo " + " ".join(shlex.quote(w) for w in words) + "; echo X4EXIT:$?"

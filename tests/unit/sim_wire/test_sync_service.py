@@ -10,7 +10,7 @@ import pytest
 from raw_adb_client import RawAdbClient, RawStream
 from sim_wire_fakes import FakePhone
 
-from mobile_agent.sim.adbd import AdbdServer
+from mobile_agent.sim.wire.adbd import AdbdServer
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from mobile_agent.sim.phone import Phone
+from mobile_agent.sim.phone.phone import Phone
 
 NODE = re.compile(r"<node ([^>]*?)/?>")
 ATTR = re.compile(r'([\w-]+)="([^"]*)"')

@@ -5,7 +5,9 @@ import pytest
 from PIL import Image
 
 from mobile_agent.errors import InputSecurityError
-from mobile_agent.sim.phone import ADB_KEYBOARD, LATIN_IME, Phone, PhoneConfig, ScreenshotFailed
+from mobile_agent.sim.phone.display import ScreenshotFailed
+from mobile_agent.sim.phone.phone import Phone, PhoneConfig
+from mobile_agent.sim.phone.settings import ADB_KEYBOARD, LATIN_IME
 
 from .helpers import find, tap
 
@@ -69,7 +71,7 @@ def test_back_hides_the_keyboard_first_then_pops_then_goes_home():
     assert phone.screen() == ("com.tencent.mm", "home")
     phone.key("KEYCODE_BACK")
     assert phone.current()[0] == "com.android.launcher3"
-    assert "com.tencent.mm" in phone.recents
+    assert "com.tencent.mm" in phone.tasks.recents
 
 
 def test_text_without_focus_is_ignored():
@@ -102,11 +104,11 @@ def test_hierarchy_has_the_real_dump_format():
 def test_screenshots_are_cached_per_screen_state():
     phone = Phone()
     first = phone.screenshot("png")
-    renders = phone.renderer.renders
+    renders = phone.display.renderer.renders
     assert phone.screenshot("png") is first
     jpeg = phone.screenshot("jpeg", quality=60)
     assert Image.open(io.BytesIO(jpeg)).format == "JPEG"
-    assert phone.renderer.renders == renders  # a new encoding of the same screen does not redraw it
+    assert phone.display.renderer.renders == renders  # a new encoding of the same screen does not redraw it
     phone.launch("com.tencent.mm")
     assert phone.screenshot("png") != first
 
@@ -156,7 +158,7 @@ def test_input_methods_and_the_u2_apk():
 def test_settings_changes_through_the_store_are_tracked():
     phone = Phone()
     phone.settings[("secure", "ui_night_mode")] = "2"
-    assert phone.dark_mode and phone.state.settings_changed == {"dark_mode": True}
+    assert phone.settings.dark_mode and phone.state.settings_changed == {"dark_mode": True}
 
 
 def test_concurrent_taps_and_screenshots_are_safe():

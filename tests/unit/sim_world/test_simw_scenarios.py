@@ -5,7 +5,7 @@ import pytest
 from PIL import Image, ImageStat
 
 from mobile_agent.errors import ConfigError, UserError
-from mobile_agent.sim.phone import Phone, PhoneConfig
+from mobile_agent.sim.phone.phone import Phone, PhoneConfig
 from mobile_agent.sim.profiles import LatencyProfile
 from mobile_agent.sim.scenario import list_scenarios, load_scenario, make_scenario, scenario_from_yaml
 

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from mobile_agent.actions import Action, ActionKind
-from mobile_agent.sim.phone import Phone
+from mobile_agent.sim.phone.phone import Phone
 from mobile_agent.sim.scenario import list_scenarios, load_scenario
 
 from .helpers import tap

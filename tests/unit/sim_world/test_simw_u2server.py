@@ -8,8 +8,8 @@ import threading
 import pytest
 from PIL import Image
 
-from mobile_agent.sim.phone import Phone
-from mobile_agent.sim.u2server import U2Server
+from mobile_agent.sim.phone.phone import Phone
+from mobile_agent.sim.wire.u2server import U2Server
 
 
 class SocketConnection(http.client.HTTPConnection):

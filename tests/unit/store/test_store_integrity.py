@@ -8,8 +8,8 @@ from sqlalchemy import delete, update
 
 from mobile_agent.actions import Action, Outcome
 from mobile_agent.store.records import StepRecord
-from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.schema import EpisodeRow, StepRow
+from mobile_agent.store.store import TrajectoryStore
 
 
 def recorded_episode(store: TrajectoryStore, make_jpeg, steps: int = 3):

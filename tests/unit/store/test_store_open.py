@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import text
 
 from mobile_agent.errors import UserError
-from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.store.engine import parse_url, resolve_location
 from mobile_agent.store.schema import SCHEMA_VERSION
+from mobile_agent.store.store import TrajectoryStore
 
 
 def test_default_is_sqlite_under_replays_in_the_current_directory(tmp_path, monkeypatch) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from mobile_agent.model.client import ModelClient
-from mobile_agent.sim.judge_server import JudgeScript, ScriptedJudgeServer
+from mobile_agent.sim.servers.judge_server import JudgeScript, ScriptedJudgeServer
 
 
 @pytest.fixture

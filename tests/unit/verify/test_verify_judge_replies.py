@@ -7,7 +7,7 @@ from verify_helpers import screenshot
 
 from mobile_agent.errors import ModelError
 from mobile_agent.model.client import ModelClient
-from mobile_agent.sim.judge_server import JudgeScript, ScriptedJudge
+from mobile_agent.sim.servers.judge_server import JudgeScript, ScriptedJudge
 from mobile_agent.verify.judges import (
     EXTRACT,
     STEP,

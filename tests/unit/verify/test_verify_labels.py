@@ -9,7 +9,7 @@ from mobile_agent.actions import Action
 from mobile_agent.errors import ModelError
 from mobile_agent.model.client import ModelClient
 from mobile_agent.sim.farm import free_port
-from mobile_agent.sim.judge_server import JudgeScript
+from mobile_agent.sim.servers.judge_server import JudgeScript
 from mobile_agent.verify.judges import STEP
 from mobile_agent.verify.labels import Critic, CriticUnavailable, Label, StepEvidence, rule_label
 

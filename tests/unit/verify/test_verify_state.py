@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from mobile_agent.sim.phone import Phone
-from mobile_agent.sim.scenario import evaluate, list_scenarios, load_scenario, parse_check
-from mobile_agent.verify.state import evaluate_line, state_snapshot
+from mobile_agent.sim.phone.phone import Phone
+from mobile_agent.sim.scenario import evaluate, list_scenarios, load_scenario, phone_state
+from mobile_agent.verify.checklang import evaluate_line, parse_check
 
 EXTRA_LINES = [
     "typed contains {text: ~晚上}",
@@ -43,14 +43,14 @@ def typed_phone() -> Phone:
 
 def test_snapshot_evaluation_matches_the_live_phone(typed_phone):
     lines = [line for name in list_scenarios() for line in load_scenario(name).checks] + EXTRA_LINES
-    snapshot = state_snapshot(typed_phone)
+    snapshot = phone_state(typed_phone)
     for line in lines:
         check = parse_check(line)
         assert evaluate_line(check, snapshot) == evaluate(check, typed_phone), line
 
 
 def test_snapshot_names_the_screen(typed_phone):
-    snapshot = state_snapshot(typed_phone)
+    snapshot = phone_state(typed_phone)
     assert snapshot["screen"] == "chat" and snapshot["foreground"] == "com.tencent.mm"
     assert evaluate_line("typed contains {text: 晚上好}", snapshot)[0]
     assert not evaluate_line("messages_sent contains {contact: 张三}", snapshot)[0]

@@ -7,11 +7,10 @@ from verify_helpers import screenshot
 
 from mobile_agent.actions import Action, Outcome
 from mobile_agent.errors import StoreError
-from mobile_agent.sim.judge_server import JudgeScript
+from mobile_agent.sim.servers.judge_server import JudgeScript
+from mobile_agent.store.judgments import JudgmentRecord, judgments, latest_per_judge, record_judgment
 from mobile_agent.store.records import StepRecord
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.store.judgments import JudgmentRecord, judgments, latest_per_judge, record_judgment
-from mobile_agent.verify.verdict import CheckVerdict, CompletionPoint, Verdict, summarize
 from mobile_agent.verify.judges import Judge
 from mobile_agent.verify.labels import Label
 from mobile_agent.verify.service import (
@@ -22,6 +21,7 @@ from mobile_agent.verify.service import (
     run_verdicts,
     step_labels,
 )
+from mobile_agent.verify.verdict import CheckVerdict, CompletionPoint, Verdict, summarize
 
 
 @pytest.fixture

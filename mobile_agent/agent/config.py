@@ -1,0 +1,97 @@
+"""What an episode is run with and what it gives back: the settings, the person behind the run, the live step
+events and the result. The loop (:mod:`mobile_agent.agent.loop`), the take-over helpers and the entry points
+(:mod:`mobile_agent.agent.runtime`) all import these; they import nothing of the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from mobile_agent.actions import Action, Outcome
+from mobile_agent.agent.loops import LoopConfig
+from mobile_agent.agent.safety import SafetyPolicy
+from mobile_agent.model.base import PromptOptions
+
+
+class UserChannel(Protocol):
+    """The person behind the run. ``ask`` returns None when nobody can answer (batch, --non-interactive)."""
+
+    def ask(self, question: str) -> str | None: ...
+
+
+class NoUser:
+    def ask(self, question: str) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_steps: int = 50
+    timeout_s: float = 900.0
+    max_parse_retries: int = 3  # consecutive unusable replies before the episode ends as error:parse
+    prompt: PromptOptions = field(default_factory=PromptOptions)
+    popup_rules: bool = True
+    app_hints: bool = True
+    safety: SafetyPolicy = field(default_factory=SafetyPolicy)  # ask for every consequential action
+    loops: LoopConfig = field(default_factory=LoopConfig)
+    detect_walls: bool = True  # captcha and login screens hand over to a person
+    reserve_s: float = 1800.0  # how long a paused episode keeps its phone reserved for the person
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a resumed episode needs to run with the same settings (JSON-safe)."""
+        return {
+            "max_steps": self.max_steps,
+            "timeout_s": self.timeout_s,
+            "max_parse_retries": self.max_parse_retries,
+            "popup_rules": self.popup_rules,
+            "app_hints": self.app_hints,
+            "detect_walls": self.detect_walls,
+            "reserve_s": self.reserve_s,
+            "prompt": asdict(self.prompt),
+            "loops": asdict(self.loops),
+            "safety": self.safety.to_dict(),
+        }
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> AgentConfig:
+        plain = {
+            k: data[k] for k in ("max_steps", "timeout_s", "max_parse_retries", "popup_rules") if k in data
+        }
+        plain |= {k: data[k] for k in ("app_hints", "detect_walls", "reserve_s") if k in data}
+        return cls(
+            **plain,
+            prompt=PromptOptions(**data.get("prompt", {})),
+            loops=LoopConfig(**data.get("loops", {})),
+            safety=SafetyPolicy.from_dict(data["safety"]) if "safety" in data else SafetyPolicy(),
+        )
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """What the live display shows after each recorded step."""
+
+    episode_id: str
+    index: int
+    source: str
+    thought: str
+    action: Action | None
+    error: str | None
+    timings: dict[str, float]
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    episode_id: str
+    task: str
+    outcome: Outcome
+    steps: int
+    answer: str | None = None
+    detail: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.ended_by_agent
+
+
+__all__ = ["AgentConfig", "EpisodeResult", "NoUser", "StepEvent", "UserChannel"]

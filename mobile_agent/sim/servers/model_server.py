@@ -1,0 +1,527 @@
+"""A simulated GUI model: a real OpenAI-compatible HTTP server that answers in a family's exact reply format.
+
+It is driven by per-task scripts (``mobile_agent/sim/scripts/*.yaml``; format in ``load_scripts``): the server
+finds the script whose task text occurs in the request, consumes one turn per request of an episode (the cursor
+is kept per ``X-Mobile-Agent-Episode`` header, or per task text without it) and renders the turn's action with
+the family's ``format``. Turns can also inject faults: a malformed reply, an HTTP error status, a delay.
+A request whose task has no script gets a CALL_USER-style reply saying so; a script whose turns ran out gets a
+finish action. Script points are 0-999 normalised to the screenshot in the request.
+
+    with SimModelServer(family="ui-venus-2") as server:
+        client = ModelClient([server.base_url], "ui-venus-2")
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+from PIL import Image
+
+from mobile_agent.actions import Action, ActionKind, Size
+from mobile_agent.errors import ConfigError
+from mobile_agent.model.base import ModelFamily
+from mobile_agent.model.client import EPISODE_HEADER
+from mobile_agent.model.families import get_family
+from mobile_agent.model.images import Geometry
+from mobile_agent.sim.servers.http_endpoint import (
+    EndpointHandler,
+    LoopbackEndpoint,
+    chat_completion,
+    completion_chunks,
+    model_list,
+)
+
+log = logging.getLogger(__name__)
+
+SHIPPED_SCRIPTS = Path(__file__).parents[1] / "scripts"  # mobile_agent/sim/scripts
+SCRIPT_KEYS = ("task", "scenario", "turns")
+TURN_KEYS = ("think", "action", "malformed", "http_error", "delay_ms")
+ACTION_KEYS = ("kind", "point", "end", "text", "app", "key", "duration_ms", "sensitive")
+NO_SCRIPT_MESSAGE = "The simulated model has no script for this task."
+SCRIPT_DONE_MESSAGE = "The simulated model's script for this task is finished."
+# Script points are normalised to the screenshot; rendering them against this "device" keeps them exact.
+NORMALISED_SCREEN = Size(1000, 1000)
+MAX_LOGGED_REQUESTS = 1000
+
+
+# ----- scripts -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    action: Action | None = None
+    think: str = ""
+    malformed: str | None = None
+    http_error: int | None = None
+    delay_ms: int = 0
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Script:
+    task: str
+    turns: tuple[Turn, ...]
+    scenario: str | None = None
+    path: str = ""
+
+
+def _error(message: str, path: Path, node: yaml.Node | None, hint: str | None = None) -> ConfigError:
+    line = node.start_mark.line + 1 if node is not None else None
+    return ConfigError(
+        message,
+        hint or "see the script format in mobile_agent/sim/servers/model_server.py",
+        path=str(path),
+        line=line,
+    )
+
+
+def _mapping(node: yaml.Node, path: Path, what: str, allowed: Sequence[str]) -> dict[str, yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        raise _error(f"{what} must be a mapping", path, node)
+    out: dict[str, yaml.Node] = {}
+    for key_node, value_node in node.value:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        if key not in allowed:
+            raise _error(
+                f"unknown key {key!r} in {what}", path, key_node, hint=f"allowed keys: {', '.join(allowed)}"
+            )
+        if key in out:
+            raise _error(f"duplicate key {key!r} in {what}", path, key_node)
+        out[key] = value_node
+    return out
+
+
+def _point(value: Any, path: Path, node: yaml.Node, name: str) -> list[int]:
+    ok = (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 999 for v in value)
+    )
+    if not ok:
+        raise _error(f"{name} must be [x, y] with integers 0-999 (normalised to the screenshot)", path, node)
+    return value
+
+
+def _action(node: yaml.Node, value: Any, path: Path) -> Action:
+    fields = _mapping(node, path, "action", ACTION_KEYS)
+    if "kind" not in fields:
+        raise _error(
+            "action needs a kind", path, node, hint=f"kinds: {', '.join(k.value for k in ActionKind)}"
+        )
+    for name in ("point", "end"):
+        if name in fields:
+            _point(value[name], path, fields[name], name)
+    try:
+        return Action.from_dict(value)
+    except ValueError as exc:
+        raise _error(f"bad action: {exc}", path, node) from None
+
+
+def _turn(node: yaml.Node, value: Any, path: Path) -> Turn:
+    fields = _mapping(node, path, "turn", TURN_KEYS)
+    outcomes = [k for k in ("action", "malformed", "http_error") if k in fields]
+    if len(outcomes) != 1:
+        raise _error("a turn needs exactly one of action, malformed or http_error", path, node)
+    turn = Turn(line=node.start_mark.line + 1)
+    if "think" in fields:
+        if not isinstance(value["think"], str):
+            raise _error("think must be text", path, fields["think"])
+        turn = replace(turn, think=value["think"])
+    if "delay_ms" in fields:
+        delay = value["delay_ms"]
+        if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= 600_000:
+            raise _error("delay_ms must be an integer 0-600000", path, fields["delay_ms"])
+        turn = replace(turn, delay_ms=delay)
+    if "action" in fields:
+        return replace(turn, action=_action(fields["action"], value["action"], path))
+    if "malformed" in fields:
+        if not isinstance(value["malformed"], str):
+            raise _error("malformed must be the raw reply text", path, fields["malformed"])
+        return replace(turn, malformed=value["malformed"])
+    status = value["http_error"]
+    if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
+        raise _error("http_error must be an HTTP status 400-599", path, fields["http_error"])
+    return replace(turn, http_error=status)
+
+
+def load_script(path: Path) -> Script:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"cannot read the script: {exc}", "check the path and that it is UTF-8", path=str(path)
+        ) from None
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(
+            f"not valid YAML: {problem}", "fix the YAML syntax", path=str(path), line=line
+        ) from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise ConfigError("the script is empty", "a script needs task and turns", path=str(path), line=1)
+    fields = _mapping(node, path, "the script", SCRIPT_KEYS)
+    for required in ("task", "turns"):
+        if required not in fields:
+            raise _error(f"the script needs {required}", path, node)
+    task = data["task"]
+    if not isinstance(task, str) or not task.strip():
+        raise _error("task must be the non-empty task text", path, fields["task"])
+    scenario = data.get("scenario")
+    if scenario is not None and not isinstance(scenario, str):
+        raise _error("scenario must be a name", path, fields["scenario"])
+    turns_node = fields["turns"]
+    if not isinstance(turns_node, yaml.SequenceNode) or not turns_node.value:
+        raise _error("turns must be a non-empty list", path, turns_node)
+    turns = tuple(_turn(n, v, path) for n, v in zip(turns_node.value, data["turns"], strict=True))
+    return Script(task=task.strip(), turns=turns, scenario=scenario, path=str(path))
+
+
+def load_scripts(paths: Path | str | Iterable[Path | str]) -> list[Script]:
+    """Load script files (a folder means its ``*.yaml`` files). ConfigError names the file and line."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    scripts: list[Script] = []
+    seen: dict[str, str] = {}
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
+        elif path.exists():
+            files = [path]
+        else:
+            raise ConfigError("no such script file or folder", "check the --scripts path", path=str(path))
+        for file in files:
+            script = load_script(file)
+            if script.task in seen:
+                raise ConfigError(
+                    f"task {script.task!r} is already scripted in {seen[script.task]}",
+                    "one script per task text",
+                    path=str(file),
+                )
+            seen[script.task] = str(file)
+            scripts.append(script)
+    return scripts
+
+
+# ----- requests ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RequestRecord:
+    """One request as the server saw it (images replaced by their size, to keep the log small)."""
+
+    method: str
+    path: str
+    status: int
+    episode: str | None = None
+    task: str | None = None
+    model: str | None = None
+    stream: bool = False
+    turn: int | None = None
+    reply: str | None = None
+    reasoning: str | None = None
+    image_size: Size | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _message_texts(messages: list[Any]) -> list[str]:
+    texts = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.extend(
+                p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+    return texts
+
+
+def _image_urls(messages: list[Any]) -> list[str]:
+    urls = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "image_url":
+                    url = (part.get("image_url") or {}).get("url")
+                    if isinstance(url, str):
+                        urls.append(url)
+    return urls
+
+
+def _data_url_size(url: str) -> Size | None:
+    if not url.startswith("data:") or "," not in url:
+        return None
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as img:
+            return Size(*img.size)
+    except (OSError, ValueError, binascii.Error):
+        return None
+
+
+def _without_images(messages: list[Any]) -> list[Any]:
+    out = []
+    for message in messages:
+        if isinstance(message, dict) and isinstance(message.get("content"), list):
+            parts = []
+            for part in message["content"]:
+                if isinstance(part, dict) and part.get("type") == "image_url":
+                    size = _data_url_size((part.get("image_url") or {}).get("url", ""))
+                    parts.append({"type": "image_url", "image_url": {"url": f"<image {size}>"}})
+                else:
+                    parts.append(part)
+            message = {**message, "content": parts}
+        out.append(message)
+    return out
+
+
+def _closest_expressible(action: Action, family: ModelFamily) -> Action:
+    """A scripted action the family has no verb for, as the nearest thing it can say."""
+    if action.kind in family.supported_kinds:
+        return action
+    if action.kind is ActionKind.ANSWER:
+        return Action.finish(action.text)
+    if action.kind is ActionKind.DRAG and ActionKind.SWIPE in family.supported_kinds:
+        return replace(action, kind=ActionKind.SWIPE)
+    if action.kind is ActionKind.DOUBLE_TAP:
+        return Action.tap(*action.point)  # type: ignore[misc]
+    raise ValueError(f"family {family.name} cannot express {action.describe()}")
+
+
+def _split_think(text: str) -> tuple[str | None, str]:
+    """What vLLM's reasoning parser does: the <think> part goes to reasoning_content."""
+    start, end = text.find("<think>"), text.find("</think>")
+    if start < 0 or end < start:
+        return None, text
+    return text[start + 7 : end].strip(), text[end + 8 :].lstrip("\n")
+
+
+# ----- the server ----------------------------------------------------------------------------------------------
+
+
+class _Handler(EndpointHandler):
+    def _send_error_json(self, status: int, message: str, record: RequestRecord | None = None) -> None:
+        self.send_error_json(status, message)
+        if record is not None:
+            record.status = status
+            self.server.owner.record(record)  # type: ignore[attr-defined]
+
+    # ----- routes -----
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        owner: SimModelServer = self.server.owner  # type: ignore[assignment]
+        if self.route() in ("/v1/models", "/models"):
+            self.send_json(200, model_list(owner.served_model))
+            owner.record(RequestRecord("GET", self.path, 200))
+        elif self.path in ("/health", "/v1/health"):
+            self.send_json(200, {"status": "ok"})
+        else:
+            self._send_error_json(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        if self.route() not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_error_json(404, f"no route {self.path}")
+            return
+        owner: SimModelServer = self.server.owner  # type: ignore[assignment]
+        owner.enter()
+        try:
+            self._chat_completion(owner)
+        finally:
+            owner.leave()
+
+    def _chat_completion(self, owner: SimModelServer) -> None:
+        record = RequestRecord("POST", self.path, 200, episode=self.headers.get(EPISODE_HEADER))
+        try:
+            body = self.read_json()
+        except ValueError:
+            self._send_error_json(400, "the request body is not JSON", record)
+            return
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(messages, list) or not messages:
+            self._send_error_json(400, "messages must be a non-empty list", record)
+            return
+        record.model = body.get("model")
+        record.stream = bool(body.get("stream"))
+        record.messages = _without_images(messages)
+        if owner.model_name and record.model != owner.model_name:
+            self._send_error_json(404, f"The model `{record.model}` does not exist.", record)
+            return
+        urls = _image_urls(messages)
+        record.image_size = _data_url_size(urls[-1]) if urls else None
+
+        script = owner.find_script(messages)
+        turn: Turn | None = None
+        if script is None:
+            action, think = Action.call_user(NO_SCRIPT_MESSAGE), "There is no script for this task."
+        else:
+            record.task = script.task
+            record.turn, turn = owner.next_turn(script, record.episode)
+            action, think = (
+                (Action.finish(SCRIPT_DONE_MESSAGE), "") if turn is None else (turn.action, turn.think)
+            )
+
+        if not owner.wait(owner.latency_ms + (turn.delay_ms if turn else 0)):
+            self.close_connection = True
+            return
+        if turn is not None and turn.http_error is not None:
+            self._send_error_json(
+                turn.http_error, f"simulated HTTP {turn.http_error} (script turn {record.turn})", record
+            )
+            return
+        if turn is not None and turn.malformed is not None:
+            text = turn.malformed
+        else:
+            try:
+                text = owner.render(action, think, record.image_size)  # type: ignore[arg-type]
+            except ValueError as exc:
+                where = f"{script.path}:{turn.line}" if script and turn else "the simulated model"
+                self._send_error_json(500, f"{where}: {exc}", record)
+                return
+        reasoning = None
+        if owner.split_reasoning:
+            reasoning, text = _split_think(text)
+        record.reply, record.reasoning = text, reasoning
+        usage = self._usage(messages, record.image_size, text, reasoning)
+        if record.stream:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._send_stream(
+                record.model or owner.served_model, text, reasoning, usage if include_usage else None
+            )
+        else:
+            self._send_completion(record.model or owner.served_model, text, reasoning, usage)
+        owner.record(record)
+
+    @staticmethod
+    def _usage(messages: list[Any], image: Size | None, text: str, reasoning: str | None) -> dict[str, int]:
+        # Rough but stable: ~4 characters a token, and one token per 28x28 patch of each image.
+        prompt = sum(len(t) for t in _message_texts(messages)) // 4
+        if image is not None:
+            prompt += len(_image_urls(messages)) * max(1, image.width * image.height // 784)
+        completion = max(1, (len(text) + len(reasoning or "")) // 3)
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+    def _send_completion(self, model: str, text: str, reasoning: str | None, usage: dict[str, int]) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": []}
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning
+        self.send_json(200, chat_completion(model, message, usage))
+
+    def _send_stream(
+        self, model: str, text: str, reasoning: str | None, usage: dict[str, int] | None
+    ) -> None:
+        deltas = [
+            {"role": "assistant", "content": ""},
+            *({"reasoning_content": piece} for piece in _pieces(reasoning or "")),
+            *({"content": piece} for piece in _pieces(text)),
+        ]
+        self.send_event_stream(completion_chunks(model, deltas, usage))
+
+
+class SimModelServer(LoopbackEndpoint):
+    """The simulated model endpoint on loopback, served from a background thread. A context manager."""
+
+    handler_class = _Handler
+    port_hint = "pick another --port, or stop whatever is using this one"
+
+    def __init__(
+        self,
+        family: str = "ui-venus-2",
+        scripts: Path | str | Iterable[Path | str] | Sequence[Script] | None = None,
+        latency_ms: int = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        model_name: str | None = None,
+        split_reasoning: bool = False,
+    ) -> None:
+        super().__init__(host, port)
+        self.family = get_family(family)
+        if scripts is None:
+            scripts = [SHIPPED_SCRIPTS] if SHIPPED_SCRIPTS.is_dir() else []
+        items = [scripts] if isinstance(scripts, (str, Path)) else list(scripts)
+        loaded = [s for s in items if isinstance(s, Script)]
+        paths = [s for s in items if not isinstance(s, Script)]
+        self.scripts: list[Script] = loaded + (load_scripts(paths) if paths else [])
+        self.latency_ms = latency_ms
+        self.model_name = model_name
+        self.split_reasoning = split_reasoning
+        self.requests: deque[RequestRecord] = deque(maxlen=MAX_LOGGED_REQUESTS)
+        self._cursors: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.peak_in_flight = 0  # the most chat requests it was answering at once
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"simulated {self.family.name} model"
+
+    @property
+    def served_model(self) -> str:
+        return self.model_name or self.family.name
+
+    def reset(self) -> None:
+        """Forget every episode's place in its script."""
+        with self._lock:
+            self._cursors.clear()
+
+    # ----- answering -----
+    def find_script(self, messages: list[Any]) -> Script | None:
+        texts = _message_texts(messages)
+        matches = [s for s in self.scripts if any(s.task in t for t in texts)]
+        return max(matches, key=lambda s: len(s.task)) if matches else None
+
+    def next_turn(self, script: Script, episode: str | None) -> tuple[int, Turn | None]:
+        key = (episode or f"task:{script.task}", script.task)
+        with self._lock:
+            index = self._cursors.get(key, 0)
+            self._cursors[key] = index + 1
+        return index, (script.turns[index] if index < len(script.turns) else None)
+
+    def render(self, action: Action, think: str, image_size: Size | None) -> str:
+        geometry = Geometry(device=NORMALISED_SCREEN, image=image_size or NORMALISED_SCREEN)
+        return self.family.format(_closest_expressible(action, self.family), geometry, thought=think)
+
+    def record(self, record: RequestRecord) -> None:
+        self.requests.append(record)
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+
+def _pieces(text: str, size: int = 16) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+__all__ = [
+    "NO_SCRIPT_MESSAGE",
+    "SCRIPT_DONE_MESSAGE",
+    "SHIPPED_SCRIPTS",
+    "RequestRecord",
+    "Script",
+    "SimModelServer",
+    "Turn",
+    "load_script",
+    "load_scripts",
+]

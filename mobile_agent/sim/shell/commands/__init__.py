@@ -1,0 +1,1 @@
+"""The Android commands of the simulated phone's shell, one module per area; shell/android.py joins them."""
