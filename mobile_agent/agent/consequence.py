@@ -177,7 +177,12 @@ def _point_on_tree(
             Finding(by_id[0], "label", described, f"resource-id {by_id[1]}", (f"resource-id {by_id[1]}",)),
             model,
         )
-    pin_key = len(labels) == 1 and re.fullmatch(r"\d", fold(labels[0])) is not None
+    pin_key = (
+        len(labels) == 1
+        and re.fullmatch(r"\d", fold(labels[0])) is not None
+        and (m := topic_kind(reader.texts())) is not None
+        and m[0] in MONEY_KINDS
+    )
     yes_like = bool(labels) and (
         any(is_yes(t) for t in labels) or _has_money(label) or _yes_prefix(label) or pin_key
     )
@@ -209,20 +214,25 @@ def _yes_prefix(label: str) -> bool:
     )
 
 
+_ERASE_LABEL = re.compile(
+    r"^(删除|清除|清空|退格|delete|del|clear|backspace|⌫|x|×|removelastcharacter|deletelastcharacter|cleartext|"
+    r"clearinput|clearquery|清除输入|清空输入|删除输入)$"
+)
+
+
 def _harmless_control(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> bool:
     """A text field's clear (×) button, a number pad's backspace: they erase what was typed, nothing stored."""
     target = ctx.target
     if target is None:
         return False
     folded = fold(" ".join(labels))
-    erase = re.fullmatch(r"(删除|清除|清空|退格|delete|del|clear|backspace|⌫|x)", folded) is not None or any(
-        re.search(r"(clear|delete|del)_?(text|input|btn)?$|backspace|key_?del", rid.rsplit("/", 1)[-1], re.I)
-        and not re.search(r"history|record|all|chat|msg|message", rid, re.I)
+    by_id = any(
+        re.search(r"clear|erase|delete|del|backspace", rid.rsplit("/", 1)[-1], re.I)
+        and not re.search(r"history|record|all|chat|msg|message|account|friend|order", rid, re.I)
         for rid in ctx.ids
     )
-    if not erase or (
-        labels and not re.fullmatch(r"(删除|清除|清空|退格|delete|del|clear|backspace|⌫|x)", folded)
-    ):
+    by_label = _ERASE_LABEL.fullmatch(folded) is not None
+    if not (by_label or (by_id and not labels)):
         return False
     return reader.beside_edit(target) or reader.digit_keys() >= 10
 
@@ -287,9 +297,10 @@ def _yes_in_context(ctx: TargetContext) -> Finding | None:
 
 
 def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> Finding | None:
-    """Nothing in the tree names the control under the finger."""
+    """Nothing in the tree names the control under the finger: read the pixels, then what surrounds it."""
     described = ctx.describe()
-    if not ctx.takes_touch and s.reader is not None and not s.reader.is_empty() and _any_clickable(s.reader):
+    reader = s.reader
+    if reader is not None and not ctx.takes_touch and not reader.is_empty() and _any_clickable(reader):
         return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
     if s.ocr_words is not None:
         words = s.ocr_words(ctx.point)
@@ -297,22 +308,54 @@ def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> F
             return _from_ocr(ctx, words, model)
     if model is not None:
         return Finding(model[0], "model", described, model[1], (model[1], "no label under the finger"))
-    screen_topic = topic_kind(ctx.context_texts or ctx.screen_texts)
-    if screen_topic is not None:
-        return Finding(
-            screen_topic[0],
-            "blind",
-            described,
-            f"an unlabelled control on a screen that mentions '{screen_topic[1]}'",
-            ("no label under the finger", f"screen text '{screen_topic[1]}'"),
-        )
-    if s.can_matter and (s.reader is None or s.reader.is_empty() or ctx.target is not None):
+    if reader is None or reader.is_empty() or not _any_clickable(reader):
+        # Flutter, canvas, a web page drawn without nodes: nothing can be read, so nothing can be cleared.
+        if not s.can_matter:
+            return None
         return Finding(
             "sensitive",
             "blind",
             described,
-            "an unlabelled control in an app that can pay, send or delete",
-            ("no label under the finger", f"app {s.package or 'unknown'}"),
+            "the view tree names nothing here, in an app that can pay, send or delete",
+            ("no readable node", f"app {s.package or 'unknown'}"),
+        )
+    target = ctx.target
+    area = (
+        (target.bounds.right - target.bounds.left) * (target.bounds.bottom - target.bounds.top)
+        if target and target.bounds
+        else 0
+    )
+    if area > 0.5 * reader.screen.width * reader.screen.height:
+        return None  # a scrim behind a sheet or a page background: a tap there closes or does nothing
+    if ctx.container is not None:
+        texts = [*ctx.context_texts]
+        where = "in a dialog that mentions"
+    else:
+        wide = target is not None and target.bounds is not None and (
+            target.bounds.right - target.bounds.left >= 0.4 * reader.screen.width
+        )
+        # A wide button is the page's main action: the whole page says what it does. A small icon: what is near it.
+        texts = reader.statements_near(ctx.point, band=reader.screen.height if wide else 420)
+        where = "on a screen that mentions"
+    topic = topic_kind(texts)
+    money = [m.text for t in texts for m in amounts(t)] if ctx.container is not None else []
+    if topic is not None or money:
+        kind = topic[0] if topic else "pay"
+        said = topic[1] if topic else money[0]
+        return Finding(
+            kind,
+            "blind",
+            described,
+            f"an unlabelled control {where} '{said}'",
+            ("no label under the finger", f"text '{said}'"),
+        )
+    if target is not None and reader.beside_filled_edit(target):
+        return Finding(
+            "send",
+            "blind",
+            described,
+            "an unlabelled button beside a filled text field",
+            ("no label", "filled field"),
         )
     return None
 

@@ -20,18 +20,18 @@ MONEY_KINDS = frozenset({"pay", "transfer", "order"})
 _ZH_VERBS: dict[str, str] = {
     "transfer": r"转账|转帐|汇款|转给|转出|提现",
     "pay": r"支付|付款|付钱|买单|结账|结帐|收银台|确认收货|免密|自动扣款|代扣|立即充值|充值|缴费|打赏|续费",
-    "order": r"下单|提交订单|确认订单|立即购买|马上购买|立即抢购|抢购|去结算|结算|立即预订|确认预订|立即兑换|买入|卖出|立即申购|申购|加购并结算|拼单|开通(?!权限|通知|定位|蓝牙)",
+    "order": r"下单|提交订单|确认订单|立即购买|马上购买|立即抢购|抢购|立即预订|确认预订|立即兑换|买入|卖出|立即申购|申购|加购并结算|拼单|开通(?!权限|通知|定位|蓝牙)",
     "delete": r"删除|清空|清除|清理|移除|卸载|注销|解绑|撤回|粉碎|恢复出厂",
-    "send": r"发送|发出|传送|拍一拍",
+    "send": r"发送|发出|传送|拍一拍|邀请",
     "post": r"发表|发布|发帖|发动态|发朋友圈|发微博|投稿|转发|分享到朋友圈",
     "call": r"呼叫|拨打|拨号|通话|打电话|回拨|视频聊天|语音聊天|接听",
 }
 _EN_VERBS: dict[str, str] = {
     "transfer": r"\btransfer|\bsend ?money\b|\bwire\b|\bwithdraw|\bremit",
-    "pay": r"\bpay(?!ment methods?\b|pal\b)|\bcheck ?out\b|\btop ?up\b|\bconfirm payment|\bauto-?pay|\bauto-?debit",
+    "pay": r"\bpay(?!ment methods?\b|pal\b)|\btop ?up\b|\bconfirm payment|\bauto-?pay|\bauto-?debit",
     "order": r"\bbuy\b|\bbuy ?now\b|\bplace ?(your )?order|\bsubmit ?order|\bpurchase|\border now|\bbook now|\bsubscribe\b|\bsell\b",
     "delete": r"\bdelete|\bremove\b|\berase|\bwipe|\bclear (all|chat|history|data)|\bempty trash|\buninstall|\bunsend|\breset\b",
-    "send": r"\bsend\b|\bsend it\b|\bnudge\b",
+    "send": r"\bsend\b|\bsend it\b|\bnudge\b|\binvite\b",
     "post": r"\bpost\b|\btweet\b|\bpublish|\bshare now\b|\brepost|\bretweet",
     "call": r"\bcall\b|\bdial\b|\bvideo call|\bvoice call|\bfacetime|\banswer\b",
 }
@@ -121,7 +121,7 @@ _ZH_LEAD = re.compile(
     r"提交并|重新|视频|语音|免密|开通|我要|点击|快速|安全|极速|立刻|现在)+)?$"
 )
 _EN_LEAD = re.compile(
-    r"^[¥$€£\d., ]*((confirm|and|yes|ok|now|secure|instant|quick|express|one-click)( |& |and )*)*$"
+    r"^[¥$€£\d., ]*((confirm|and|yes|ok|now|secure|instant|quick|express|one-click|start|make|place|begin|a|an|the)( |& |and )*)*$"
 )
 
 
@@ -198,11 +198,11 @@ _ID_SPLIT = re.compile(r"[/_.:\-]+|(?<=[a-z])(?=[A-Z])")
 _ID_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(p, re.I))
     for kind, p in (
-        ("transfer", r"^(transfer|remit|withdraw)"),
-        ("pay", r"^(pay|payment|checkout|cashier|purchase)$|^pay"),
-        ("order", r"^(order|buy|submit|placeorder|booking)$"),
+        ("transfer", r"^(transfer|remit|withdraw)$"),
+        ("pay", r"^(pay|payment|paynow|checkout|cashier|purchase)$"),
+        ("order", r"^(order|buy|buynow|placeorder|submitorder|booking)$"),
         ("delete", r"^(delete|del|remove|clear|erase|trash|uninstall)$"),
-        ("send", r"^(send|sendbtn|reply)$|^send"),
+        ("send", r"^(send|sendbtn|reply)$"),
         ("post", r"^(post|publish|tweet|repost)$"),
         ("call", r"^(call|dial|voip|videocall|voicecall)$"),
     )

@@ -254,11 +254,12 @@ class SafetyGate:
 
     # -- app context -------------------------------------------------------------------------------------------
     def _can_matter(self, package: str) -> bool:
-        """Can this app pay, send or delete? Unknown apps can (fail closed)."""
+        """Can this app pay, send or delete? Unknown apps can (fail closed); known ones by their own rules or by
+        what kind of app they are."""
         if self.registry is None or not package:
             return True
         manifest = self.registry.by_package(package)
-        return manifest is None or bool(manifest.consequential)
+        return manifest is None or bool(manifest.consequential) or manifest.category not in _QUIET_CATEGORIES
 
     def _app_keys(self, package: str) -> list[str]:
         keys = [package]
@@ -270,6 +271,10 @@ class SafetyGate:
     def _app_name(self, package: str) -> str:
         manifest = self.registry.by_package(package) if self.registry is not None and package else None
         return f"{manifest.name} ({package})" if manifest is not None else (package or "an unknown app")
+
+
+# Apps of these kinds neither move money nor talk to others (their own manifest rules may still say otherwise).
+_QUIET_CATEGORIES = frozenset({"tools", "reading", "maps", "music", "news", "education", "system"})
 
 
 def _could_matter(action: Action) -> bool:

@@ -149,6 +149,41 @@ class ScreenReader:
                 return True
         return False
 
+    def beside_filled_edit(self, e: Element) -> bool:
+        """Beside a text field that holds typed text (a send arrow next to a written message)."""
+        if e.bounds is None:
+            return False
+        cy = (e.bounds.top + e.bounds.bottom) // 2
+        for f in self.edit_fields():
+            b = f.bounds
+            if (
+                b is None
+                or f is e
+                or not f.text.strip()
+                or f.text.strip() == (f.node.get("hint") or "").strip()
+            ):
+                continue
+            if (
+                b.top - 40 <= cy <= b.bottom + 40
+                and e.bounds.left >= b.right - 10
+                and e.bounds.left - b.right <= 250
+            ):
+                return True
+        return False
+
+    def statements_near(self, point: Point, band: int = 420) -> list[str]:
+        """Texts that are not controls (titles, bodies, amounts), on the title bar or near ``point`` vertically."""
+        top_bar = 0.12 * self.screen.height
+        out = []
+        for e in self.visible:
+            if e.bounds is None or _inside_clickable(e.node):
+                continue
+            near = abs((e.bounds.top + e.bounds.bottom) // 2 - point.y) <= band
+            title = e.bounds.bottom <= top_bar + 0.05 * self.screen.height
+            if near or title:
+                out += labels_of(e)
+        return out
+
     def edit_fields(self) -> list[Element]:
         return [e for e in self.visible if _EDIT_CLASS.search(e.class_name)]
 
@@ -177,8 +212,9 @@ class ScreenReader:
             # (a label drawn over a button). Both are read.
             clickables = [e for e in hits if _clickable(e.node)]
             if clickables:
-                extra = [t for e in chain for t in labels_of(e)]
+                extra = labels_of(hit)
                 target = clickables[-1]
+                chain = [target]
         own = [self._by_node[id(n)] for n in _own_descendants(target.node) if id(n) in self._by_node]
         own_labelled = [e for e in own if visible(e) and labels_of(e)]
         whole = [t for e in [target, *own_labelled] for t in labels_of(e)]
@@ -253,6 +289,10 @@ class ScreenReader:
         }
         # Three or more clickables side by side in one row, one of them selected: a tab strip.
         return len(rows) == 1 and any(c.get("selected") == "true" for c in siblings)
+
+
+def _inside_clickable(node: etree._Element) -> bool:
+    return any(_clickable(n) for n in (node, *node.iterancestors("node")))
 
 
 def _is_overlay(node: etree._Element) -> bool:
