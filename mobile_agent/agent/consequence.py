@@ -26,23 +26,16 @@ The rules, in words:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Key, Point
+from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, ActionKind, Key, Point
+from mobile_agent.agent.consequence_input import key_finding, launch_finding, type_finding
+from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
 from mobile_agent.agent.lexicon import (
     AVATAR,
-    CHAT_FIELD,
     ENTRY_WORDS,
     HOLD,
-    LINK,
-    LINK_KINDS,
-    LINK_WORDS,
     MONEY_KINDS,
-    OPEN_ONLY,
-    PASSWORD_HINT,
-    SEARCH_FIELD,
     SLIDER,
     id_kind,
     id_words,
@@ -60,45 +53,19 @@ if TYPE_CHECKING:
     from mobile_agent.screen.ocr import OcrWord
 
 
-@dataclass(frozen=True)
-class Finding:
-    """Why an action is consequential. ``source``: manifest | label | dialog | amount | screen | gesture | key |
-    type | link | ocr | model | blind | fail_closed. ``signals``: every reading that supported it."""
-
-    kind: str
-    source: str
-    element: str = ""
-    detail: str = ""
-    signals: tuple[str, ...] = field(default=())
-
-
-@dataclass(frozen=True)
-class Situation:
-    """What the classifier is given for one action."""
-
-    action: Action
-    package: str
-    reader: ScreenReader | None  # None: no view tree could be had
-    thought: str = ""
-    can_matter: bool = False  # the app's manifest lists consequential rules, or the app is unknown
-    manifest_element: Callable[[TargetContext], tuple[str, str] | None] | None = None
-    manifest_screen: Callable[[], tuple[str, str] | None] | None = None
-    ocr_words: Callable[[Point], list[OcrWord] | None] | None = None
-
-
 def classify(s: Situation) -> Finding | None:
     a = s.action
     model = _model_signal(s)
     if a.kind is ActionKind.LAUNCH:
-        return _launch(a.app or "", model)
+        return launch_finding(a.app or "", model)
     if a.kind in POINT_KINDS:
         return _point(s, a.point, model)  # type: ignore[arg-type]
     if a.kind in GESTURE_KINDS:
         return _gesture(s, model)
     if a.kind is ActionKind.KEY:
-        return _key(s, model) if a.key is Key.ENTER else None
+        return key_finding(s, model) if a.key is Key.ENTER else None
     if a.kind is ActionKind.TYPE:
-        return _type(s, model)
+        return type_finding(s, model)
     return None
 
 
@@ -111,21 +78,15 @@ def _model_signal(s: Situation) -> tuple[str, str] | None:
     return (found[0], f"thought: {found[1]}") if found else None
 
 
-def _with_model(f: Finding, model: tuple[str, str] | None) -> Finding:
-    if model is None:
-        return f
-    return Finding(f.kind, f.source, f.element, f.detail, (*f.signals, model[1]))
-
-
 def _point(s: Situation, point: Point, model: tuple[str, str] | None) -> Finding | None:
     reader = s.reader
     if reader is None:
-        return _fail_closed(s, model, "the view tree is unavailable")
+        return fail_closed(s, model, "the view tree is unavailable")
     found = _point_on_tree(s, reader, point, model)
     if found is None and s.package and reader.packages() and s.package not in reader.packages():
         # The dump is of another app (a stale tree): what it shows says nothing about what the finger will hit.
         reason = f"the view tree shows {sorted(reader.packages())[0]}, not {s.package}"
-        return _fail_closed(s, model, reason) or Finding(
+        return fail_closed(s, model, reason) or Finding(
             "sensitive", "fail_closed", "", reason, ("stale view tree",)
         )
     return found
@@ -141,7 +102,7 @@ def _point_on_tree(
     if s.manifest_element is not None:
         rule = s.manifest_element(ctx)
         if rule is not None and not _harmless_control(reader, ctx, labels):
-            return _with_model(
+            return with_model(
                 Finding(rule[0], "manifest", described, rule[1], (f"manifest rule: {rule[1]}",)), model
             )
     if labels and all(is_no(t) for t in labels) and not id_kind(ctx.ids):
@@ -152,28 +113,28 @@ def _point_on_tree(
         return None
     if s.action.kind is ActionKind.LONG_PRESS and HOLD.search(fold(label)):
         hold = verb_kind(label, anywhere=True) or ("send", label)
-        return _with_model(
+        return with_model(
             Finding(hold[0], "label", described, f"long press on '{label[:40]}'", (f"label '{label[:60]}'",)),
             model,
         )
     if s.action.kind is ActionKind.DOUBLE_TAP and any(AVATAR.search(w) for w in (*ctx.ids, *labels)):
-        return _with_model(
+        return with_model(
             Finding("send", "gesture", described, "a double tap on an avatar nudges (拍一拍)", ("avatar",)),
             model,
         )
     digit = _pin_digit(reader, ctx, labels)
     if digit is not None:
-        return _with_model(digit, model)
+        return with_model(digit, model)
     # A control is named by all its labels together, or by a label under the finger (a row's preview never names it).
     named = next((k for t in [label, *ctx.under_finger] if (k := verb_kind(t)) is not None), None)
     if named is not None and not ctx.is_tab and not _entry_tile(reader, ctx, named):
-        return _with_model(
+        return with_model(
             Finding(named[0], "label", described, f"label '{named[1][:60]}'", (f"label '{named[1][:60]}'",)),
             model,
         )
     by_id = id_kind(ctx.ids)
     if by_id is not None and not ctx.is_tab:
-        return _with_model(
+        return with_model(
             Finding(by_id[0], "label", described, f"resource-id {by_id[1]}", (f"resource-id {by_id[1]}",)),
             model,
         )
@@ -189,13 +150,13 @@ def _point_on_tree(
     if yes_like or (not labels and is_yes_id(ctx.ids)):
         found = _yes_in_context(ctx)
         if found is not None:
-            return _with_model(found, model)
+            return with_model(found, model)
     if not labels:
         return _blind(s, ctx, model)
     if s.manifest_screen is not None and not ctx.is_tab and yes_like:
         screen = s.manifest_screen()
         if screen is not None:
-            return _with_model(
+            return with_model(
                 Finding(screen[0], "screen", described, screen[1], (f"screen rule: {screen[1]}",)), model
             )
     if model is not None:
@@ -331,8 +292,10 @@ def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> F
         texts = [*ctx.context_texts]
         where = "in a dialog that mentions"
     else:
-        wide = target is not None and target.bounds is not None and (
-            target.bounds.right - target.bounds.left >= 0.4 * reader.screen.width
+        wide = (
+            target is not None
+            and target.bounds is not None
+            and (target.bounds.right - target.bounds.left >= 0.4 * reader.screen.width)
         )
         # A wide button is the page's main action: the whole page says what it does. A small icon: what is near it.
         texts = reader.statements_near(ctx.point, band=reader.screen.height if wide else 420)
@@ -373,12 +336,12 @@ def _from_ocr(ctx: TargetContext, words: list[OcrWord], model: tuple[str, str] |
     if near and is_no(near_text):
         return None
     if named is not None:
-        return _with_model(
+        return with_model(
             Finding(named[0], "ocr", described, f"OCR under the finger: '{near_text[:40]}'", signals), model
         )
     topic = topic_kind([w.text for w in words])
     if topic is not None and (not near or is_yes(near_text) or _has_money(near_text)):
-        return _with_model(
+        return with_model(
             Finding(topic[0], "ocr", described, f"OCR around the finger: '{topic[1]}'", signals), model
         )
     if model is not None:
@@ -397,7 +360,7 @@ def _gesture(s: Situation, model: tuple[str, str] | None) -> Finding | None:
     if start is not None and end is not None and abs(start.x - end.x) + abs(start.y - end.y) < 16:
         return _point(s, start, model)  # the phone sees a tap
     if s.reader is None:
-        return _fail_closed(s, model, "the view tree is unavailable") if model else None
+        return fail_closed(s, model, "the view tree is unavailable") if model else None
     ctx = s.reader.at(start)  # type: ignore[arg-type]
     texts = [*ctx.labels, *(ctx.context_texts if ctx.container is not None else ())]
     near = _texts_near_row(s.reader, ctx)
@@ -417,7 +380,7 @@ def _gesture(s: Situation, model: tuple[str, str] | None) -> Finding | None:
         words = [*slider_words, *told]
         found = verb_kind(" ".join(words), anywhere=True) or topic_kind([*words, *texts, *near])
         if found is not None:
-            return _with_model(
+            return with_model(
                 Finding(
                     found[0],
                     "gesture",
@@ -446,162 +409,4 @@ def _texts_near_row(reader: ScreenReader, ctx: TargetContext) -> list[str]:
     ]
 
 
-def _input_field(s: Situation) -> TargetContext | None:
-    reader = s.reader
-    if reader is None:
-        return None
-    field_ = reader.focused_field()
-    if field_ is None:
-        edits = reader.edit_fields()
-        field_ = edits[-1] if len(edits) == 1 else None
-    if field_ is None or field_.bounds is None:
-        return None
-    return reader.at(field_.bounds.centre)
-
-
-def _field_words(ctx: TargetContext) -> str:
-    e = ctx.target or ctx.hit
-    if e is None:
-        return ""
-    hint = e.node.get("hint", "") or ""
-    return " ".join([*ctx.labels, e.resource_id, hint, e.content_desc])
-
-
-def _key(s: Situation, model: tuple[str, str] | None) -> Finding | None:
-    field_ctx = _input_field(s)
-    if field_ctx is None:
-        if s.reader is None or model is not None:
-            return _fail_closed(s, model, "Enter with no view tree") if (model or s.can_matter) else None
-        return None
-    return _submit_in_field(s, field_ctx, model, "key enter")
-
-
-def _is_search_field(s: Situation, field_ctx: TargetContext) -> bool:
-    """A search or address bar: named so, or a field in the top bar of the screen (chat inputs sit at the bottom)."""
-    if SEARCH_FIELD.search(_field_words(field_ctx)):
-        return True
-    e = field_ctx.target or field_ctx.hit
-    height = s.reader.screen.height if s.reader is not None else 2400
-    return e is not None and e.bounds is not None and e.bounds.bottom <= 0.15 * height
-
-
-def _submit_in_field(
-    s: Situation, field_ctx: TargetContext, model: tuple[str, str] | None, how: str, typed: str = ""
-) -> Finding | None:
-    words = _field_words(field_ctx)
-    described = field_ctx.describe()
-    if _is_search_field(s, field_ctx):
-        return None
-    e = field_ctx.target or field_ctx.hit
-    has_text = bool(typed.strip()) or (
-        e is not None and bool(e.text.strip()) and e.text.strip() != (e.node.get("hint") or "")
-    )
-    if not has_text:
-        return None  # Enter on an empty field sends nothing
-    if PASSWORD_HINT.search(fold(words)) or (
-        field_ctx.target is not None and field_ctx.target.node.get("password") == "true"
-    ):
-        return Finding("pay", "key", described, f"{how} in a password field", (f"field '{words[:40]}'",))
-    e_box = (field_ctx.target or field_ctx.hit).bounds if (field_ctx.target or field_ctx.hit) else None
-    height = s.reader.screen.height if s.reader is not None else 2400
-    at_bottom = e_box is not None and e_box.top >= 0.6 * height
-    chat = CHAT_FIELD.search(words) or _screen_has_send(s) or (s.can_matter and at_bottom)
-    if chat:
-        return _with_model(
-            Finding("send", "key", described, f"{how} in a text field sends it", (f"field '{words[:40]}'",)),
-            model,
-        )
-    return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
-
-
-def _screen_has_send(s: Situation) -> bool:
-    return s.reader is not None and any(
-        verb_kind(t) and verb_kind(t)[0] in ("send", "post") for t in s.reader.texts()
-    )  # type: ignore[index]
-
-
-def _type(s: Situation, model: tuple[str, str] | None) -> Finding | None:
-    text = s.action.text or ""
-    field_ctx = _input_field(s)
-    if "\n" in text or "\r" in text:
-        if field_ctx is None:
-            return _fail_closed(s, model, "a typed newline with no field to read") or Finding(
-                "send", "type", "", "typed text holds a newline, and no field can be read", ("newline",)
-            )
-        found = _submit_in_field(s, field_ctx, model, "a typed newline", typed=text.split("\n")[0])
-        if found is not None:
-            return found
-    if s.reader is None:
-        return _fail_closed(s, model, "the view tree is unavailable") if model else None
-    screen = s.reader.texts()
-    money_topic = topic_kind(screen)
-    if field_ctx is not None:
-        words = _field_words(field_ctx)
-        is_secret = PASSWORD_HINT.search(fold(words)) is not None or (
-            field_ctx.target is not None and field_ctx.target.node.get("password") == "true"
-        )
-        if is_secret and not SEARCH_FIELD.search(words):
-            login = re.search(r"登录|登陆|log ?in|sign ?in|注册", " ".join(screen), re.I)
-            if money_topic is not None and money_topic[0] in MONEY_KINDS or not login:
-                kind = money_topic[0] if money_topic and money_topic[0] in MONEY_KINDS else "pay"
-                return _with_model(
-                    Finding(
-                        kind,
-                        "type",
-                        field_ctx.describe(),
-                        "typing into a password or PIN field",
-                        (f"field '{words[:40]}'",),
-                    ),
-                    model,
-                )
-        if _is_search_field(s, field_ctx):
-            return None
-    digits = re.fullmatch(r"\d{4,8}", text.strip()) is not None
-    if digits and s.reader.digit_keys() >= 10 and money_topic is not None and money_topic[0] in MONEY_KINDS:
-        return _with_model(
-            Finding(
-                money_topic[0],
-                "type",
-                "",
-                "digits typed while a number pad and a payment are up",
-                (f"screen text '{money_topic[1]}'",),
-            ),
-            model,
-        )
-    if digits and s.reader.password_fields() and field_ctx is None:
-        return _with_model(
-            Finding(
-                "pay", "type", "", "digits typed while a password field is on screen", ("password field",)
-            ),
-            model,
-        )
-    return None
-
-
-def _launch(target: str, model: tuple[str, str] | None) -> Finding | None:
-    target = target.strip()
-    if not LINK.match(target) or re.match(r"^[a-z][\w]*(\.[\w]+)+$", target, re.I):
-        return None  # a package name
-    for kind, pattern in LINK_KINDS:
-        if pattern.match(target):
-            return Finding(
-                kind, "link", target[:80], f"a {target.split(':', 1)[0]}: link", (f"link {target[:80]}",)
-            )
-    if OPEN_ONLY.match(target) and not LINK_WORDS.search(target):
-        return None
-    words = LINK_WORDS.search(target)
-    kind = verb_kind(words.group(0))[0] if words and verb_kind(words.group(0)) else "sensitive"
-    return Finding(kind, "link", target[:80], "a deep link into an app", (f"link {target[:80]}",))
-
-
-def _fail_closed(s: Situation, model: tuple[str, str] | None, reason: str) -> Finding | None:
-    if model is not None:
-        return Finding(model[0], "fail_closed", "", f"{reason}; {model[1]}", (reason, model[1]))
-    if s.can_matter and s.action.kind in POINT_KINDS:
-        return Finding(
-            "sensitive", "fail_closed", "", f"{reason} in an app that can pay, send or delete", (reason,)
-        )
-    return None
-
-
-__all__ = ["Finding", "Situation", "classify"]
+__all__ = ["classify"]

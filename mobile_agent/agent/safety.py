@@ -15,13 +15,15 @@ it only to classify what would be touched.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Key
-from mobile_agent.agent.consequence import Finding, Situation, classify
+from mobile_agent.agent.consequence import classify
+from mobile_agent.agent.finding import Finding, Situation
 from mobile_agent.agent.guards import Decision, GuardContext, Verdict
 from mobile_agent.agent.lexicon import KINDS
 from mobile_agent.apps.names import normalise
@@ -109,6 +111,11 @@ def _action(value: str, spec: str) -> PolicyAction:
         ) from None
 
 
+_APP_NAME = re.compile(
+    r"[\w.\-]+"
+)  # a package name (com.tencent.mm) or a manifest id or alias (wechat, 微信)
+
+
 def _kind_and_app(text: str, spec: str) -> tuple[str, str | None]:
     kind, _, app = text.strip().partition("@")
     kind = kind.strip().lower() or "*"
@@ -116,7 +123,18 @@ def _kind_and_app(text: str, spec: str) -> tuple[str, str | None]:
         raise UserError(f"bad safety policy {spec!r}: unknown kind {kind!r}", POLICY_HINT)
     if _ and not app.strip():
         raise UserError(f"bad safety policy {spec!r}: nothing after '@'", "name the app: KIND@com.tencent.mm")
-    return kind, app.strip() or None
+    app = app.strip()
+    if "=" in app:
+        raise UserError(
+            f"bad safety policy {spec!r}: '=' has no place in --allow/--deny/--ask, which name KIND@APP only",
+            "write --deny pay@com.tencent.mm, or --policy pay@com.tencent.mm=allow to set the action",
+        )
+    if app and not _APP_NAME.fullmatch(app):
+        raise UserError(
+            f"bad safety policy {spec!r}: {app!r} is not an app name",
+            "name the app by package (com.tencent.mm) or manifest id (wechat)",
+        )
+    return kind, app or None
 
 
 def parse_policy(

@@ -1,0 +1,173 @@
+"""Keys, typing and links: Enter or a newline in a chat field sends, a PIN typed under a payment pays, a deep link
+does what its scheme says."""
+
+from __future__ import annotations
+
+import re
+
+from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
+from mobile_agent.agent.lexicon import (
+    CHAT_FIELD,
+    LINK,
+    LINK_KINDS,
+    LINK_WORDS,
+    MONEY_KINDS,
+    OPEN_ONLY,
+    PASSWORD_HINT,
+    SEARCH_FIELD,
+    topic_kind,
+    verb_kind,
+)
+from mobile_agent.screen.context import TargetContext
+from mobile_agent.screen.text import fold
+
+
+def _input_field(s: Situation) -> TargetContext | None:
+    reader = s.reader
+    if reader is None:
+        return None
+    field_ = reader.focused_field()
+    if field_ is None:
+        edits = reader.edit_fields()
+        field_ = edits[-1] if len(edits) == 1 else None
+    if field_ is None or field_.bounds is None:
+        return None
+    return reader.at(field_.bounds.centre)
+
+
+def _field_words(ctx: TargetContext) -> str:
+    e = ctx.target or ctx.hit
+    if e is None:
+        return ""
+    hint = e.node.get("hint", "") or ""
+    return " ".join([*ctx.labels, e.resource_id, hint, e.content_desc])
+
+
+def key_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
+    field_ctx = _input_field(s)
+    if field_ctx is None:
+        if s.reader is None or model is not None:
+            return fail_closed(s, model, "Enter with no view tree") if (model or s.can_matter) else None
+        return None
+    return _submit_in_field(s, field_ctx, model, "key enter")
+
+
+def _is_search_field(s: Situation, field_ctx: TargetContext) -> bool:
+    """A search or address bar: named so, or a field in the top bar of the screen (chat inputs sit at the bottom)."""
+    if SEARCH_FIELD.search(_field_words(field_ctx)):
+        return True
+    e = field_ctx.target or field_ctx.hit
+    height = s.reader.screen.height if s.reader is not None else 2400
+    return e is not None and e.bounds is not None and e.bounds.bottom <= 0.15 * height
+
+
+def _submit_in_field(
+    s: Situation, field_ctx: TargetContext, model: tuple[str, str] | None, how: str, typed: str = ""
+) -> Finding | None:
+    words = _field_words(field_ctx)
+    described = field_ctx.describe()
+    if _is_search_field(s, field_ctx):
+        return None
+    e = field_ctx.target or field_ctx.hit
+    has_text = bool(typed.strip()) or (
+        e is not None and bool(e.text.strip()) and e.text.strip() != (e.node.get("hint") or "")
+    )
+    if not has_text:
+        return None  # Enter on an empty field sends nothing
+    if PASSWORD_HINT.search(fold(words)) or (
+        field_ctx.target is not None and field_ctx.target.node.get("password") == "true"
+    ):
+        return Finding("pay", "key", described, f"{how} in a password field", (f"field '{words[:40]}'",))
+    e_box = (field_ctx.target or field_ctx.hit).bounds if (field_ctx.target or field_ctx.hit) else None
+    height = s.reader.screen.height if s.reader is not None else 2400
+    at_bottom = e_box is not None and e_box.top >= 0.6 * height
+    chat = CHAT_FIELD.search(words) or _screen_has_send(s) or (s.can_matter and at_bottom)
+    if chat:
+        return with_model(
+            Finding("send", "key", described, f"{how} in a text field sends it", (f"field '{words[:40]}'",)),
+            model,
+        )
+    return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
+
+
+def _screen_has_send(s: Situation) -> bool:
+    return s.reader is not None and any(
+        verb_kind(t) and verb_kind(t)[0] in ("send", "post") for t in s.reader.texts()
+    )  # type: ignore[index]
+
+
+def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
+    text = s.action.text or ""
+    field_ctx = _input_field(s)
+    if "\n" in text or "\r" in text:
+        if field_ctx is None:
+            return fail_closed(s, model, "a typed newline with no field to read") or Finding(
+                "send", "type", "", "typed text holds a newline, and no field can be read", ("newline",)
+            )
+        found = _submit_in_field(s, field_ctx, model, "a typed newline", typed=text.split("\n")[0])
+        if found is not None:
+            return found
+    if s.reader is None:
+        return fail_closed(s, model, "the view tree is unavailable") if model else None
+    screen = s.reader.texts()
+    money_topic = topic_kind(screen)
+    if field_ctx is not None:
+        words = _field_words(field_ctx)
+        is_secret = PASSWORD_HINT.search(fold(words)) is not None or (
+            field_ctx.target is not None and field_ctx.target.node.get("password") == "true"
+        )
+        if is_secret and not SEARCH_FIELD.search(words):
+            login = re.search(r"登录|登陆|log ?in|sign ?in|注册", " ".join(screen), re.I)
+            if money_topic is not None and money_topic[0] in MONEY_KINDS or not login:
+                kind = money_topic[0] if money_topic and money_topic[0] in MONEY_KINDS else "pay"
+                return with_model(
+                    Finding(
+                        kind,
+                        "type",
+                        field_ctx.describe(),
+                        "typing into a password or PIN field",
+                        (f"field '{words[:40]}'",),
+                    ),
+                    model,
+                )
+        if _is_search_field(s, field_ctx):
+            return None
+    digits = re.fullmatch(r"\d{4,8}", text.strip()) is not None
+    if digits and s.reader.digit_keys() >= 10 and money_topic is not None and money_topic[0] in MONEY_KINDS:
+        return with_model(
+            Finding(
+                money_topic[0],
+                "type",
+                "",
+                "digits typed while a number pad and a payment are up",
+                (f"screen text '{money_topic[1]}'",),
+            ),
+            model,
+        )
+    if digits and s.reader.password_fields() and field_ctx is None:
+        return with_model(
+            Finding(
+                "pay", "type", "", "digits typed while a password field is on screen", ("password field",)
+            ),
+            model,
+        )
+    return None
+
+
+def launch_finding(target: str, model: tuple[str, str] | None) -> Finding | None:
+    target = target.strip()
+    if not LINK.match(target) or re.match(r"^[a-z][\w]*(\.[\w]+)+$", target, re.I):
+        return None  # a package name
+    for kind, pattern in LINK_KINDS:
+        if pattern.match(target):
+            return Finding(
+                kind, "link", target[:80], f"a {target.split(':', 1)[0]}: link", (f"link {target[:80]}",)
+            )
+    if OPEN_ONLY.match(target) and not LINK_WORDS.search(target):
+        return None
+    words = LINK_WORDS.search(target)
+    kind = verb_kind(words.group(0))[0] if words and verb_kind(words.group(0)) else "sensitive"
+    return Finding(kind, "link", target[:80], "a deep link into an app", (f"link {target[:80]}",))
+
+
+__all__ = ["key_finding", "launch_finding", "type_finding"]
