@@ -329,7 +329,8 @@ def _any_clickable(reader: ScreenReader) -> bool:
 
 def _from_ocr(ctx: TargetContext, words: list[OcrWord], model: tuple[str, str] | None) -> Finding | None:
     described = ctx.describe()
-    near = [w for w in words if _box_contains(w.box, ctx.point, pad=24)]
+    # An icon's caption sits under it (40-80 px on a 1080-wide frame): that is still the control's name.
+    near = [w for w in words if _box_contains(w.box, ctx.point, pad=24, below=90)]
     near_text = " ".join(w.text for w in near)
     signals = tuple(f"ocr '{w.text}'" for w in words[:6])
     named = verb_kind(near_text) if near else None
@@ -349,9 +350,10 @@ def _from_ocr(ctx: TargetContext, words: list[OcrWord], model: tuple[str, str] |
     return None
 
 
-def _box_contains(box: tuple[int, int, int, int], p: Point, pad: int = 0) -> bool:
+def _box_contains(box: tuple[int, int, int, int], p: Point, pad: int = 0, below: int = 0) -> bool:
+    """Does the word's box, grown by ``pad`` (and upwards by ``below``, for captions under the point), hold p?"""
     left, top, right, bottom = box
-    return left - pad <= p.x <= right + pad and top - pad <= p.y <= bottom + pad
+    return left - pad <= p.x <= right + pad and top - pad - below <= p.y <= bottom + pad
 
 
 def _gesture(s: Situation, model: tuple[str, str] | None) -> Finding | None:

@@ -185,10 +185,20 @@ class SafetyGate:
 
     name = "safety"
 
-    def __init__(self, policy: SafetyPolicy | None = None, registry: Any = None, ocr: Any = None) -> None:
+    def __init__(self, policy: SafetyPolicy | None = None, registry: Any = None, ocr: Any = "auto") -> None:
         self.policy = policy or SafetyPolicy()
         self.registry = registry
-        self.ocr = ocr
+        self._ocr = ocr
+
+    @property
+    def ocr(self) -> Any:
+        """The OCR reader; ``"auto"`` (the default) uses the ``[ocr]`` extra when it is installed, None reads no
+        pixels. Created on first need, so steps that never meet a blind control never load a model."""
+        if isinstance(self._ocr, str):
+            from mobile_agent.screen.ocr import OcrReader, ocr_available
+
+            self._ocr = OcrReader() if ocr_available() else None
+        return self._ocr
 
     # -- the guard ---------------------------------------------------------------------------------------------
     def check(self, ctx: GuardContext) -> Decision:
@@ -238,14 +248,15 @@ class SafetyGate:
         return classify(situation)
 
     def _ocr_reader(self, ctx: GuardContext) -> Any:
-        if self.ocr is None or ctx.screenshot_source is None:
+        if self._ocr is None or ctx.screenshot_source is None:
             return None
 
         def words(point: Any) -> Any:
-            image = ctx.screenshot_source()  # type: ignore[misc]
+            reader = self.ocr
+            image = ctx.screenshot_source() if reader is not None else None  # type: ignore[misc]
             if image is None:
                 return None
-            return self.ocr.words_near(image, (point.x, point.y))
+            return reader.words_near(image, (point.x, point.y))
 
         return words
 

@@ -28,6 +28,14 @@ def run_checks(
 ) -> Iterator[Check]:
     yield from _device_checks(device, adb)
     yield from _model_checks(base_url, model, family)
+    yield _safety_check()
+
+
+def _safety_check() -> Check:
+    """Which way the safety gate reads controls the view tree leaves blind (icon-only, WebView, canvas)."""
+    from mobile_agent.screen.ocr import describe_mode, ocr_available
+
+    return Check("safety gate", "ok" if ocr_available() else "skip", describe_mode())
 
 
 def doctor_command(

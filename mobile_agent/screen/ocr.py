@@ -5,36 +5,43 @@ buttons, WebView, Flutter, canvas, an empty dump). It reads the pixels instead: 
 point)`` returns the text runs around the point, nearest first, with boxes in the frame's own pixels.
 
 The engine is RapidOCR 3.x (``pip install 'mobile-agent[ocr]'``: ``rapidocr`` and ``onnxruntime``). Its wheel
-carries the PP-OCRv6 small detection and recognition models (Chinese and English in one model), about 31 MB. RapidOCR
-can download models from a hub when a configured file is missing; this module never lets it: the engine is built
-with explicit paths to the files inside the installed package, and when they are not there, ``ocr_available()`` is
-False and nothing is fetched. Nothing in this module opens a socket, so it works the same on an offline farm.
+carries the PP-OCRv6 small detection and recognition models (Chinese and English in one model, 31 MB). RapidOCR
+downloads a model from a hub when it is given no file; this module always gives it the files inside the installed
+package, and when they are not there ``ocr_available()`` is False and nothing is fetched. Nothing here opens a
+socket (the tests run it with every connection refused), so an offline farm reads the same; onnxruntime's own
+usage telemetry is switched off before it is imported (``ORT_DISABLE_TELEMETRY``, see ``_import_onnxruntime``).
 
-How a call spends its time (measured with ``bench/ocr_cost.py`` on the real screens of the project's
-shared/data/real-screens, resized to 1080x2400, one onnxruntime thread, on the 2-core machine):
+How the defaults were chosen (``bench/ocr_cost.py``: the 7 real screens of the project's shared/data/real-screens
+scaled to 1080x2400, 83 taps on the clear labels a full-resolution reading finds, and synthetic confirm dialogs;
+one onnxruntime thread on the 2-core machine; CPU ms per call):
 
-* Recognition dominates. It costs about 8 ms per 100 px of text line width once the line is scaled to the model's
-  48 px height, whatever the frame size: a short button label ~9 ms, a 40-character line ~40 ms. So only the
-  ``max_lines`` detected runs nearest the point are recognised (default 4: the label under the finger, its
-  neighbours in the same row, and the title or message above a button in a dialog); the rest of the region is
-  detected but never read. Recognising all ~15 runs of a ±12 % band instead costs 150-250 ms.
-* Detection runs on the region scaled so that the full screen width is ``DET_WIDTH`` (360) px, a third of a
-  1080-wide frame. Text stays 15-20 px tall there, which the detector still finds: on the real screens the labels
-  found at 360 px are those found at full width, at 1/8 of the detection cost (~20 ms for a ±12 % band instead of
-  ~180 ms). Recognition still reads the full-resolution pixels of each run. At 270 px small labels start to go.
-* The region defaults to the full width and ±12 % of the height around the point (±288 px on 2400): enough for a
-  confirm dialog's title 250-300 px above its button. Its size only changes the detection cost (~12 ms at ±8 %,
-  ~20 ms at ±12 %); what is read is bounded by ``max_lines``.
+* Recognition dominates, ~8 ms per 100 px of line width once a line is scaled to the model's 48 px height: a
+  short label ~9 ms, a 40-character line ~40 ms. So only the ``MAX_LINES`` (4) runs nearest the point are read:
+  the label under the finger, its row, the message or title above a dialog's button. Reading 1 costs 31 ms
+  median, 2: 38, 3: 47, 4: 54, 5: 61, 8: 85; every run of the region, 150-250 ms.
+* Detection runs on the region scaled so that the screen's width is ``DET_WIDTH`` (360) px, a third of a 1080
+  frame; recognition still reads each run's full-resolution pixels. Label under the finger read: 360 px 95 %
+  (54 ms), 270 px 89 % (48 ms), 420 px 95 % (61 ms), 540 px 99 % (71 ms), full 1080 px 100 % (207 ms). The
+  labels lost at 360 px are faint grey ones (disabled tabs) and text inside pictures.
+* The region is the full width, from 12 % of the height above the point to 4 % below (288 and 96 px on 2400):
+  a dialog's title sits 250-300 px above its buttons, the label of an icon within 80 px below it. A symmetric
+  ±12 % band costs 8-11 ms more and read fewer labels (90 %); ±8 % misses the title. With the defaults the title and
+  message of a one-line confirm dialog are read from a tap on its button; with a two-line message the title is
+  the fifth run (``max_lines=5``, ``radius_y=(380, 96)``) and the message lines are read instead.
 
-A gate decision (``words_near`` with the defaults) then costs about 50-70 ms median on a 1080x2400 frame; a whole
-frame (``words``, every run read) 0.5-2 s, which is for reports and tools, not the hot path.
+So a gate decision costs 55 ms of CPU median (p90 94 ms, min 30 ms) on a 1080x2400 frame, within the project's
+60 ms goal; on a synthetic dialog, whose lines are longer, 71 ms. With one thread the wall time is the CPU time
+while a core is free (53 ms median measured at load 2); when the cores are busy it is longer by the wait for one.
+``words`` reads a whole frame, detecting at ``WORDS_DET_WIDTH`` (540 px: 97 % of the labels, against 90 % at
+360), in 0.6 s of CPU median: for reports and tools, not the hot path.
 
 Threads: each engine uses ONE onnxruntime intra-op thread (``THREADS``). A farm runs one agent loop per phone in one
 process on a 2-core machine; with onnxruntime's default (a thread per core, spinning while it waits) every gate
-decision would try to take both cores at once, and measured on this machine two threads were slower than one as soon
-as anything else ran (the sessions' thread pools spin against each other). One thread keeps a decision's cost
-predictable and leaves the other core to the other phones. Calls into one engine are serialised by a lock (RapidOCR
-keeps per-call flags on the engine object), so at most one core does OCR per engine at a time.
+decision would try to take both cores at once, and on this machine two threads were slower than one as soon as
+anything else ran. One thread keeps a decision's cost predictable and leaves the other core to the other phones.
+Calls into one engine are serialised by a lock (RapidOCR keeps per-call flags on the engine object), so OCR uses at
+most one core per engine at a time. ``OcrReader(threads=2)`` builds a second engine for a machine that has cores to
+spare.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import importlib
 import importlib.metadata
 import logging
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -64,18 +72,23 @@ THREADS = 1
 """onnxruntime intra-op threads per engine: one, so that a farm of phones does not oversubscribe the cores."""
 DET_WIDTH = 360
 """Detection sees the region scaled so that the screen's full width is this many pixels (never enlarged)."""
-RADIUS_Y_FRACTION = 0.12
-"""Default half-height of the region read around a point, as a fraction of the frame's height."""
+ABOVE_FRACTION = 0.12
+"""By default the region reaches this fraction of the frame's height above the point (a dialog's title)..."""
+BELOW_FRACTION = 0.04
+"""...and this fraction below it (the label under an icon)."""
 MAX_LINES = 4
 """Default number of detected text runs, nearest the point first, that ``words_near`` recognises."""
+WORDS_DET_WIDTH = 540
+"""Detection width for ``words`` (a whole frame), where finding faint labels matters more than time."""
 MIN_SCORE = 0.5
 """Recognitions scored below this are dropped (RapidOCR's own default)."""
 
 # The files inside the rapidocr package that this module uses, best first. Any other file would be downloaded.
 _DET_MODELS = ("PP-OCRv6_det_small.onnx",)
 _REC_MODELS = ("PP-OCRv6_rec_small.onnx",)
-# Recognition pads every line to at least this width (RapidOCR's default is 320: a 2-character label would cost as
-# much as a 15-character line). Narrow labels then cost ~3x less, with the same text read.
+# Recognition pads every line to at least this width. RapidOCR's default, 320, makes a 2-character label cost as
+# much as a 15-character line: measured, a gate decision cost 122 ms median with it and 55 ms with 48, and the
+# label under the finger was read in 97 % and 95 % of the taps (one tap of 87).
 _REC_MIN_WIDTH = 48
 
 
@@ -114,11 +127,22 @@ def _model_files() -> tuple[Path, Path] | None:
     return found[0], found[1]
 
 
+def _import_onnxruntime() -> Any:
+    """onnxruntime with its usage telemetry off. Its Linux wheels (1.32 here) queue a OneDS event on import, in
+    ~/.cache/Microsoft/DeveloperTools/.onnxruntime, for upload to Microsoft's collector: a farm that must work
+    offline sends nothing. The variable has to be set before the import; the call covers an earlier import."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    onnxruntime = importlib.import_module("onnxruntime")
+    if os.environ["ORT_DISABLE_TELEMETRY"] != "0" and hasattr(onnxruntime, "disable_telemetry_events"):
+        onnxruntime.disable_telemetry_events()
+    return onnxruntime
+
+
 @cache
 def _probe() -> tuple[str | None, str]:
     """(version, "") when the engine can run here from its own files, else (version or None, why not)."""
     try:
-        importlib.import_module("onnxruntime")
+        _import_onnxruntime()
         files = _model_files()
         version = importlib.metadata.version(ENGINE)
     except Exception as exc:  # ImportError, a broken native library (OSError), no metadata: all mean "no"
@@ -237,7 +261,8 @@ class OcrReader:
     """Reads text from screenshots. Cheap to create; the engine behind it is built once per process, when first used.
 
     Raises ``UserError`` (hint: ``pip install 'mobile-agent[ocr]'``) from ``words_near`` / ``words`` when the OCR
-    extra is not installed; check ``ocr_available()`` first to decide without trying.
+    extra is not installed; check ``ocr_available()`` first to decide without trying. Readers in several threads
+    may share one image once it is loaded (``image.load()``): PIL decodes lazily, and that is not thread-safe.
     """
 
     def __init__(
@@ -261,14 +286,15 @@ class OcrReader:
         point: tuple[int, int],
         *,
         radius_x: int | None = None,
-        radius_y: int | None = None,
+        radius_y: int | tuple[int, int] | None = None,
         max_lines: int | None = None,
     ) -> list[OcrWord]:
-        """The text runs around ``point``, nearest first (distance from the point to each box).
+        """The text runs around ``point``, nearest first (distance from the point to each box, 0 inside it).
 
-        Reads the region ``point`` ± (``radius_x``, ``radius_y``) pixels only: by default the full width of the
-        frame and ±12 % of its height. Of the runs detected there, the ``max_lines`` nearest the point are
-        recognised. Boxes are in ``image``'s pixels.
+        Reads one region of the frame only: ``point`` ± ``radius_x`` pixels across (default: the full width) and
+        ``radius_y`` pixels up and down, or ``(above, below)`` when a pair is given (default: 12 % of the height
+        above the point and 4 % below, see the module's notes). Of the runs detected there, the ``max_lines``
+        nearest the point are recognised (default ``MAX_LINES``). Boxes are in ``image``'s pixels.
         """
         engine = _engine(self.threads)
         started = time.perf_counter()
@@ -276,9 +302,14 @@ class OcrReader:
         x = min(max(int(point[0]), 0), width - 1)
         y = min(max(int(point[1]), 0), height - 1)
         rx = width if radius_x is None else max(int(radius_x), 1)
-        ry = round(height * RADIUS_Y_FRACTION) if radius_y is None else max(int(radius_y), 1)
-        region = (max(0, x - rx), max(0, y - ry), min(width, x + rx + 1), min(height, y + ry + 1))
-        runs = self._detect(engine, image, region)
+        if radius_y is None:
+            above, below = round(height * ABOVE_FRACTION), round(height * BELOW_FRACTION)
+        elif isinstance(radius_y, tuple):
+            above, below = max(int(radius_y[0]), 1), max(int(radius_y[1]), 1)
+        else:
+            above = below = max(int(radius_y), 1)
+        region = (max(0, x - rx), max(0, y - above), min(width, x + rx + 1), min(height, y + below + 1))
+        runs = self._detect(engine, image, region, self.det_width)
         runs.sort(key=lambda box: (_distance(box, (x, y)), _centre_distance(box, (x, y))))
         limit = self.max_lines if max_lines is None else max_lines
         detected = time.perf_counter()
@@ -298,11 +329,16 @@ class OcrReader:
         )
         return words
 
-    def words(self, image: Image.Image) -> list[OcrWord]:
-        """Every text run of the whole frame, in reading order (top to bottom, then left to right)."""
+    def words(self, image: Image.Image, *, det_width: int | None = None) -> list[OcrWord]:
+        """Every text run of the whole frame, in reading order (top to bottom, then left to right).
+
+        Not for the gate's hot path (~0.6 s on a 1080x2400 frame). Detects at ``det_width``, by default the larger
+        of the reader's and ``WORDS_DET_WIDTH``: faint and small labels matter more here than time.
+        """
         engine = _engine(self.threads)
         started = time.perf_counter()
-        runs = self._detect(engine, image, (0, 0, image.width, image.height))
+        width = det_width if det_width is not None else max(self.det_width, WORDS_DET_WIDTH)
+        runs = self._detect(engine, image, (0, 0, image.width, image.height), width)
         words = _reading_order(self._recognise(engine, image, runs))
         log.debug(
             "ocr: words of a %dx%d frame in %.0f ms (%d runs)",
@@ -313,10 +349,12 @@ class OcrReader:
         )
         return words
 
+    @staticmethod
     def _detect(
-        self, engine: _Engine, image: Image.Image, region: tuple[int, int, int, int]
+        engine: _Engine, image: Image.Image, region: tuple[int, int, int, int], det_width: int
     ) -> list[tuple[int, int, int, int]]:
-        """Boxes of the text runs in ``region`` of ``image``, in the image's pixels, detected at ``det_width``."""
+        """Boxes of the text runs in ``region`` of ``image``, in the image's pixels, detected with the screen's
+        width scaled to ``det_width``."""
         import numpy as np
         from PIL import Image as PILImage
 
@@ -324,7 +362,7 @@ class OcrReader:
         if right - left < 2 or bottom - top < 2:
             return []
         crop = image.crop(region).convert("RGB")
-        scale = min(1.0, self.det_width / image.width)
+        scale = min(1.0, det_width / image.width)
         if scale < 1.0:
             size = (max(1, round(crop.width * scale)), max(1, round(crop.height * scale)))
             crop = crop.resize(size, PILImage.Resampling.BILINEAR)
