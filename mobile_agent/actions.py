@@ -203,8 +203,19 @@ class Outcome(str):
     LOOP: Outcome
     INTERRUPTED: Outcome
     TIMEOUT: Outcome
+    NEEDS_USER_EXPIRED: Outcome  # nobody answered within the hold: a result, never a success
 
-    FIXED = ("finished", "answered", "needs_user", "blocked", "max_steps", "loop", "interrupted", "timeout")
+    FIXED = (
+        "finished",
+        "answered",
+        "needs_user",
+        "blocked",
+        "max_steps",
+        "loop",
+        "interrupted",
+        "timeout",
+        "needs_user:expired",
+    )
 
     def __new__(cls, value: str) -> Outcome:
         if value not in cls.FIXED and not (value.startswith("error:") and len(value) > 6):
@@ -226,7 +237,7 @@ class Outcome(str):
 
 
 for _name in Outcome.FIXED:
-    setattr(Outcome, _name.upper(), Outcome(_name))
+    setattr(Outcome, _name.upper().replace(":", "_"), Outcome(_name))
 
 
 @dataclass(frozen=True)

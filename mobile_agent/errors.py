@@ -59,6 +59,12 @@ class DeviceUnauthorized(DeviceError, UserError):
     kind = "unauthorized"
 
 
+class AdbServerUnreachable(DeviceError, UserError):
+    """Nothing answers at the adb server's address. The runtime never starts a server itself: the hint says how."""
+
+    kind = "adb"
+
+
 class U2AlreadyRegistered(DeviceError):
     """Another tool (Appium, Maestro, ...) holds the phone's UiAutomation."""
 
@@ -79,6 +85,12 @@ class ModelError(MobileAgentError):
 
 class ModelUnavailable(ModelError):
     kind = "model_unavailable"
+
+
+class DeadlineExceeded(MobileAgentError):
+    """A wait ran past the step's or the episode's deadline; the episode ends as ``timeout``."""
+
+    kind = "timeout"
 
 
 class ParseError(MobileAgentError):

@@ -29,6 +29,7 @@ class NoUser:
 class AgentConfig:
     max_steps: int = 50
     timeout_s: float = 900.0
+    step_timeout_s: float = 300.0  # no step (its model request with retries, its device calls) waits longer
     max_parse_retries: int = 3  # consecutive unusable replies before the episode ends as error:parse
     prompt: PromptOptions = field(default_factory=PromptOptions)
     popup_rules: bool = True
@@ -43,6 +44,7 @@ class AgentConfig:
         return {
             "max_steps": self.max_steps,
             "timeout_s": self.timeout_s,
+            "step_timeout_s": self.step_timeout_s,
             "max_parse_retries": self.max_parse_retries,
             "popup_rules": self.popup_rules,
             "app_hints": self.app_hints,
@@ -58,6 +60,7 @@ class AgentConfig:
         plain = {
             k: data[k] for k in ("max_steps", "timeout_s", "max_parse_retries", "popup_rules") if k in data
         }
+        plain |= {k: data[k] for k in ("step_timeout_s",) if k in data}
         plain |= {k: data[k] for k in ("app_hints", "detect_walls", "reserve_s") if k in data}
         return cls(
             **plain,

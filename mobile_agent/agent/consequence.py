@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, ActionKind, Key, Point
+from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Key, Point
 from mobile_agent.agent.consequence_input import key_finding, launch_finding, type_finding
 from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
 from mobile_agent.agent.lexicon import (
@@ -101,7 +101,13 @@ def _point_on_tree(
     label = " ".join(labels)
     if s.manifest_element is not None:
         rule = s.manifest_element(ctx)
-        if rule is not None and not _harmless_control(reader, ctx, labels):
+        strip_entry = bool(labels) and _entry_tile(reader, ctx, (rule[0], labels[0])) if rule else False
+        if (
+            rule is not None
+            and not ctx.is_tab
+            and not strip_entry
+            and not _harmless_control(reader, ctx, labels)
+        ):
             return with_model(
                 Finding(rule[0], "manifest", described, rule[1], (f"manifest rule: {rule[1]}",)), model
             )
@@ -219,7 +225,26 @@ def _entry_tile(reader: ScreenReader, ctx: TargetContext, named: tuple[str, str]
         return False
     if ENTRY_WORDS.fullmatch(fold(named[1])) is None and ENTRY_WORDS.fullmatch(spaced(named[1])) is None:
         return False
+    if ctx.target is not None and _in_strip(ctx.target):
+        return True  # 买入 | 卖出 | 撤单 | 持仓: a strip of peers switches the form, it places nothing
     return not any(amounts(t) for t in reader.texts()) and not reader.password_fields()
+
+
+def _in_strip(target) -> bool:  # noqa: ANN001 - an Element
+    """Three or more clickable peers side by side in one row (a tab strip or segmented control)."""
+    parent, b = target.node.getparent(), target.bounds
+    if parent is None or b is None:
+        return False
+    peers = 0
+    for sibling in parent.iterchildren("node"):
+        m = re.fullmatch(
+            r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]", (sibling.get("bounds") or "").replace(" ", "")
+        )
+        clickable = sibling.get("clickable") == "true" or any(
+            n.get("clickable") == "true" for n in sibling.iter("node")
+        )
+        peers += bool(m) and clickable and int(m.group(2)) == b.top and int(m.group(4)) == b.bottom
+    return peers >= 3
 
 
 def _has_money(label: str) -> bool:
@@ -242,7 +267,9 @@ def _yes_in_context(ctx: TargetContext) -> Finding | None:
             f"'{label[:30]}' under '{topic[1]}'",
             signals,
         )
-    if money and ctx.container is not None:
+    # An amount alone makes a yes a payment only where it can be declined: a one-button notice ("退款 ¥25.00 已退回
+    # / 确定") only acknowledges.
+    if money and ctx.container is not None and _choices(ctx.container) >= 2:
         return Finding(
             "pay", "amount", described, f"'{label[:30]}' under the amount {money[0]}", (f"amount {money[0]}",)
         )
@@ -257,6 +284,12 @@ def _yes_in_context(ctx: TargetContext) -> Finding | None:
     return None
 
 
+def _choices(container) -> int:  # noqa: ANN001 - an Element
+    return sum(
+        1 for n in container.node.iter("node") if n.get("clickable") == "true" and n is not container.node
+    )
+
+
 def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> Finding | None:
     """Nothing in the tree names the control under the finger: read the pixels, then what surrounds it."""
     described = ctx.describe()
@@ -266,7 +299,9 @@ def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> F
     if s.ocr_words is not None:
         words = s.ocr_words(ctx.point)
         if words is not None:
-            return _from_ocr(ctx, words, model)
+            read, finding = _from_ocr(ctx, words, model)
+            if read:  # the pixels name the control (or its dialog): that settles it
+                return finding
     if model is not None:
         return Finding(model[0], "model", described, model[1], (model[1], "no label under the finger"))
     if reader is None or reader.is_empty() or not _any_clickable(reader):
@@ -312,6 +347,21 @@ def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> F
             f"an unlabelled control {where} '{said}'",
             ("no label under the finger", f"text '{said}'"),
         )
+    if (
+        ctx.blind
+        and s.can_matter
+        and target is not None
+        and _action_bar(reader, target)
+        and not _collection_item(target)
+    ):
+        # No text, no description, no id: nothing at all says what this control does, in an app that can.
+        return Finding(
+            "sensitive",
+            "blind",
+            described,
+            "a control with no text, description or id, in an app that can pay, send or delete",
+            ("no label, no id", f"app {s.package or 'unknown'}"),
+        )
     if target is not None and reader.beside_filled_edit(target):
         return Finding(
             "send",
@@ -323,31 +373,68 @@ def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> F
     return None
 
 
+def _action_bar(reader: ScreenReader, target) -> bool:  # noqa: ANN001 - an Element
+    """Where screens put their actions: the right of the title bar (check mark, send, trash) and the bottom bar.
+    Its top-left corner is back, close or the drawer in every Android app."""
+    b = target.bounds
+    if b is None:
+        return False
+    w, h = reader.screen.width, reader.screen.height
+    title_bar = b.bottom <= 0.12 * h and b.left >= 0.2 * w
+    bottom_bar = b.top >= 0.85 * h
+    return title_bar or bottom_bar
+
+
+def _collection_item(target) -> bool:  # noqa: ANN001 - an Element
+    """One of a row or grid of look-alike items (avatars in a selection strip, chips, thumbnails): tapping one picks
+    or opens it. Action buttons stand alone."""
+    b, parent = target.bounds, target.node.getparent()
+    if b is None or parent is None:
+        return False
+    w, h = b.right - b.left, b.bottom - b.top
+    alike = 0
+    for sibling in parent.iterchildren("node"):
+        m = re.fullmatch(
+            r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]", (sibling.get("bounds") or "").replace(" ", "")
+        )
+        if m is None or sibling.get("class") != target.class_name:
+            continue
+        sw, sh = int(m.group(3)) - int(m.group(1)), int(m.group(4)) - int(m.group(2))
+        alike += abs(sw - w) <= 0.15 * max(w, 1) and abs(sh - h) <= 0.15 * max(h, 1)
+    return alike >= 3
+
+
 def _any_clickable(reader: ScreenReader) -> bool:
     return any(e.node.get("clickable") == "true" for e in reader.visible)
 
 
-def _from_ocr(ctx: TargetContext, words: list[OcrWord], model: tuple[str, str] | None) -> Finding | None:
+def _from_ocr(
+    ctx: TargetContext, words: list[OcrWord], model: tuple[str, str] | None
+) -> tuple[bool, Finding | None]:
+    """(whether the pixels settled it, the finding). Nothing legible under the finger and nothing said around it
+    settles nothing: the caller goes on reading the tree's structure."""
     described = ctx.describe()
     # An icon's caption sits under it (40-80 px on a 1080-wide frame): that is still the control's name.
+    # An icon read as a lone character ("口" for a trash can) is a guess at a shape, not a name.
+    words = [w for w in words if w.score >= 0.75 and (len(fold(w.text)) > 1 or fold(w.text).isdigit())]
     near = [w for w in words if _box_contains(w.box, ctx.point, pad=24, below=90)]
     near_text = " ".join(w.text for w in near)
     signals = tuple(f"ocr '{w.text}'" for w in words[:6])
     named = verb_kind(near_text) if near else None
     if near and is_no(near_text):
-        return None
+        return True, None
     if named is not None:
-        return with_model(
+        return True, with_model(
             Finding(named[0], "ocr", described, f"OCR under the finger: '{near_text[:40]}'", signals), model
         )
     topic = topic_kind([w.text for w in words])
     if topic is not None and (not near or is_yes(near_text) or _has_money(near_text)):
-        return with_model(
+        return True, with_model(
             Finding(topic[0], "ocr", described, f"OCR around the finger: '{topic[1]}'", signals), model
         )
     if model is not None:
-        return Finding(model[0], "model", described, model[1], (*signals, model[1]))
-    return None
+        return True, Finding(model[0], "model", described, model[1], (*signals, model[1]))
+    return bool(near), None
 
 
 def _box_contains(box: tuple[int, int, int, int], p: Point, pad: int = 0, below: int = 0) -> bool:
@@ -367,6 +454,9 @@ def _gesture(s: Situation, model: tuple[str, str] | None) -> Finding | None:
     texts = [*ctx.labels, *(ctx.context_texts if ctx.container is not None else ())]
     near = _texts_near_row(s.reader, ctx)
     slider_words = [t for t in (*texts, *near) if SLIDER.search(fold(t))]
+    row_action = _row_swipe_action(s.reader, ctx, a)
+    if row_action is not None:
+        return with_model(row_action, model)
     # Instructions anywhere on the screen that say what a swipe does ("Swipe a note left to delete it").
     told = [t for t in s.reader.texts() if SLIDER.search(fold(t)) and verb_kind(t, anywhere=True)]
     is_slider = (
@@ -395,6 +485,45 @@ def _gesture(s: Situation, model: tuple[str, str] | None) -> Finding | None:
     if model is not None:
         return Finding(model[0], "model", ctx.describe(), model[1], (model[1],))
     return None
+
+
+def _row_swipe_action(reader: ScreenReader, ctx: TargetContext, a: Action) -> Finding | None:
+    """A long sideways swipe on a list row performs the action its row hides behind it (swipe-to-delete): the
+    row's buttons are in the dump even while squeezed to nothing at its edge."""
+    start, end = a.point, a.end
+    if start is None or end is None or ctx.target is None:
+        return None
+    dx, dy = end.x - start.x, end.y - start.y
+    if abs(dx) < 0.4 * reader.screen.width or abs(dy) > 0.25 * abs(dx):
+        return None
+    row = ctx.target.node
+    parent = row.getparent()
+    scope = [row] if parent is None else [row, *[n for n in parent.iterchildren("node") if _same_row(n, row)]]
+    hidden = [
+        (n.get("text") or n.get("content-desc") or "").strip()
+        for r in scope
+        for n in r.iter("node")
+        if (n.get("text") or n.get("content-desc"))
+    ]
+    found = next((k for t in hidden if (k := verb_kind(t)) is not None), None)
+    if found is None:
+        return None
+    return Finding(
+        found[0],
+        "gesture",
+        ctx.describe(),
+        f"a long swipe on a row whose hidden action is '{found[1]}'",
+        (f"row action '{found[1]}'",),
+    )
+
+
+def _same_row(node, row) -> bool:  # noqa: ANN001 - lxml nodes
+    def band(n):  # noqa: ANN001, ANN202
+        m = re.fullmatch(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]", (n.get("bounds") or "").replace(" ", ""))
+        return (int(m.group(2)), int(m.group(4))) if m else None
+
+    a, b = band(node), band(row)
+    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
 
 
 def _texts_near_row(reader: ScreenReader, ctx: TargetContext) -> list[str]:

@@ -80,7 +80,8 @@ def _submit_in_field(
         return Finding("pay", "key", described, f"{how} in a password field", (f"field '{words[:40]}'",))
     e_box = (field_ctx.target or field_ctx.hit).bounds if (field_ctx.target or field_ctx.hit) else None
     height = s.reader.screen.height if s.reader is not None else 2400
-    at_bottom = e_box is not None and e_box.top >= 0.6 * height
+    # A chat input sits at the bottom, or just above the keyboard when it is up (about mid-screen).
+    at_bottom = e_box is not None and e_box.top >= 0.45 * height
     chat = CHAT_FIELD.search(words) or _screen_has_send(s) or (s.can_matter and at_bottom)
     if chat:
         return with_model(

@@ -19,15 +19,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
+from mobile_agent.agent.acting import commit_step, finish_or_read
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, UserChannel
 from mobile_agent.agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
 from mobile_agent.agent.loops import LoopDetector, LoopGuard
+from mobile_agent.agent.overrun import StepClock
 from mobile_agent.agent.safety import SafetyGate
-from mobile_agent.agent.step import StepDraft, StepScreen, rebuild_history, step_event, step_record
+from mobile_agent.agent.sequence import FollowUps
+from mobile_agent.agent.step import StepDraft, StepScreen, rebuild_history, step_event
 from mobile_agent.agent.takeover import (
     Wall,
     approval_from_reply,
@@ -38,12 +41,22 @@ from mobile_agent.agent.takeover import (
     takeover_question,
 )
 from mobile_agent.device.android import AndroidDevice, Observation
-from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, ParseError, UserError
+from mobile_agent.errors import (
+    DeadlineExceeded,
+    DeviceError,
+    DeviceLost,
+    MobileAgentError,
+    ModelError,
+    ParseError,
+    StoreError,
+    UserError,
+)
 from mobile_agent.model.base import HistoryTurn, ModelFamily
 from mobile_agent.model.client import ModelClient
 from mobile_agent.model.images import Geometry, prepare_image
 from mobile_agent.screen.imagehash import dhash
 from mobile_agent.store import pauses as pause_store
+from mobile_agent.store.owners import Heartbeat, claim_episode
 from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.verify.labels import Critic
 
@@ -132,6 +145,7 @@ class Agent:
                     f"resume it with --reply yes or --reply no (mobile-agent resume {episode.id} --reply yes)",
                 )
         steps = self.store.steps(episode.id)
+        claim_episode(self.store, episode.id)  # this process runs it now (a later command checks its heartbeat)
         pause_store.reopen_episode(self.store, episode.id)
         pause_store.mark_resumed(self.store, pause.id, reply)
         self._begin(episode.id, episode.task, index=(steps[-1].index + 1) if steps else 0)
@@ -146,21 +160,30 @@ class Agent:
         self._parse_failures = 0
         self._index = index
         self._approval = None
+        self._follow_ups = FollowUps()
         self.loops.reset()
+        self._heartbeat = Heartbeat(self.store, episode_id).start()  # stopped by _finish
 
     def _loop(self, first: Callable[[], None]) -> EpisodeResult:
         deadline = time.monotonic() + self.config.timeout_s
+        self._clock = StepClock(self.device, self.config.timeout_s, self.config.step_timeout_s)
         end: _EpisodeEnd
         try:
+            self._clock.next_step()
             first()
             while True:
                 if self._index >= self.config.max_steps:
                     raise _EpisodeEnd(Outcome.MAX_STEPS, f"no end after {self.config.max_steps} steps")
                 if time.monotonic() > deadline:
                     raise _EpisodeEnd(Outcome.TIMEOUT, f"episode timeout of {self.config.timeout_s:.0f} s")
+                self._heartbeat.beat()
+                self._clock.next_step()
                 self._step()
         except _EpisodeEnd as e:
             end = e
+        except DeadlineExceeded as e:  # a wait ran past the step's deadline: write the step, then the end
+            self._clock.record_overrun(self.store, self._episode_id, self._index, e)
+            end = _EpisodeEnd(Outcome.TIMEOUT, e.one_line())
         except KeyboardInterrupt:
             end = _EpisodeEnd(Outcome.INTERRUPTED, "interrupted by the user")
             self._finish(end)
@@ -171,6 +194,8 @@ class Agent:
             end = _EpisodeEnd(Outcome.error(getattr(e, "kind", "model")), e.one_line())
         except DeviceError as e:
             end = _EpisodeEnd(Outcome.error(getattr(e, "kind", "device")), e.one_line())
+        except StoreError as e:  # disk full, read-only, locked: error:store where that can still be written
+            return self._finish(_EpisodeEnd(Outcome.error("store"), e.one_line()), fault=e)
         except MobileAgentError as e:
             end = _EpisodeEnd(Outcome.error("runtime"), e.one_line())
         except Exception as e:  # a bug must not leave the episode "running" with its steps unexplained
@@ -178,9 +203,16 @@ class Agent:
             end = _EpisodeEnd(Outcome.error("internal"), f"{type(e).__name__}: {e}")
         return self._finish(end)
 
-    def _finish(self, end: _EpisodeEnd) -> EpisodeResult:
-        self.store.finish_episode(self._episode_id, end.outcome, detail=end.detail, answer=end.answer)
-        return EpisodeResult(self._episode_id, self._task, end.outcome, self._index, end.answer, end.detail)
+    def _finish(self, end: _EpisodeEnd, fault: StoreError | None = None) -> EpisodeResult:
+        self._heartbeat.stop()
+        self.device.set_deadline(None)
+        try:
+            outcome, detail = finish_or_read(self.store, self._episode_id, end.outcome, end.detail, end.answer)
+        except StoreError:
+            if fault is None:
+                raise
+            raise fault from None  # the store cannot take the end either: report the first fault, in one line
+        return EpisodeResult(self._episode_id, self._task, outcome, self._index, end.answer, detail)
 
     def _step(self) -> None:
         started = time.time()
@@ -188,6 +220,7 @@ class Agent:
         self.screen.start_step(prefetch=self.config.popup_rules)
         obs = self.screen.observe()
         draft = StepDraft(self._index, started, obs)
+        self._clock.draft = draft
         draft.timings["screenshot"] = obs.screenshot_ms
         if obs.secure:
             self._take_over(draft, None, "secure_screen", takeover_question("secure_screen", None))
@@ -200,7 +233,7 @@ class Agent:
         loop_hint = self.loops.hint(screen_hash, *obs.size)
         if loop_hint:
             draft.decisions.append(Decision("loop", Verdict.HINT, loop_hint, kind="loop"))
-        self._ask_model(draft, loop_hint)
+        self._follow_ups.fill(draft) or self._ask_model(draft, loop_hint)  # a follow-up, or a new reply
         if self.critic is not None and draft.action is not None:
             self._critique(draft, loop_hint, t0)
         action = draft.action
@@ -221,31 +254,25 @@ class Agent:
         package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
             return
-        result = self.device.perform(action, package=package, before=draft.observation.screenshot)
-        draft.timings["act"] = result.act_ms
-        draft.timings["settle"] = result.settle_ms
-        self._record(draft, t0)
+        self._record(draft, t0, act=True, package=package)
         self.loops.note(screen_hash, action)
 
     # ----- step parts -------------------------------------------------------------------------------------------
     def _popup_rule(self, draft: StepDraft) -> bool:
-        if self.registry is None or not draft.observation.package:
-            return False
-        xml = self.screen.hierarchy()
-        if xml is None:
-            return False
-        match = self.registry.match_popup(draft.observation.package, xml)
+        obs = draft.observation
+        xml = self.screen.hierarchy() if self.registry is not None and obs.package else None
+        match = self.registry.match_popup(obs.package, xml, activity=obs.activity) if xml else None
         if match is None:
             return False
+        gate = GuardContext(self._task, match.action, Size(*obs.size), obs.package, draft.index, match.rule.id)
+        gate = replace(gate, hierarchy_source=lambda: xml, screenshot_source=lambda: _device_frame(obs))
+        if any(d.verdict in (Verdict.BLOCK, Verdict.ASK) for d in run_guards(self.guards, gate)):
+            return False  # a rule's tap is reviewed like a model's; on any objection the model sees the screen
         draft.source = "rule"
         draft.hierarchy = xml
         draft.action = match.action
         draft.thought = f"popup rule: {match.rule.id if hasattr(match.rule, 'id') else match.rule}"
-        t0 = time.perf_counter()
-        result = self.device.perform(match.action, before=draft.observation.screenshot)
-        draft.timings["act"] = result.act_ms
-        draft.timings["settle"] = result.settle_ms
-        self._record(draft, t0)
+        self._record(draft, time.perf_counter(), act=True)
         return True
 
     def _wall(self, draft: StepDraft) -> bool:
@@ -279,7 +306,7 @@ class Agent:
             hints=hints,
             correction=correction,
         )
-        reply = self.client.complete(messages, episode_id=self._episode_id)
+        reply = self.client.complete(messages, episode_id=self._episode_id, deadline=self._clock.deadline)
         draft.reply = reply
         draft.timings["model"] = reply.latency_s * 1000
         geometry = Geometry(device=obs.size, image=prepared.size)
@@ -289,7 +316,7 @@ class Agent:
             self._unusable(draft, "parse", exc.message, f"your last reply could not be parsed: {exc.message}")
             return
         draft.action = parsed.action
-        draft.thought = parsed.thought
+        draft.thought, draft.follow_ups = parsed.thought, parsed.follow_ups
         self._pending_turn = HistoryTurn(image=prepared.jpeg, reply=reply.text, action=parsed.action)
 
     def _critique(self, draft: StepDraft, loop_hint: str | None, t0: float) -> None:
@@ -521,10 +548,7 @@ class Agent:
         package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
             return
-        result = self.device.perform(action, package=package, before=draft.observation.screenshot)
-        draft.timings["act"] = result.act_ms
-        draft.timings["settle"] = result.settle_ms
-        self._record(draft, t0, add_history=False)
+        self._record(draft, t0, add_history=False, act=True, package=package)
 
     def _human_step(self, kind: str, answer: str) -> None:
         """Record what the person did (the screen after them) and tell the model about it in the next prompt."""
@@ -541,19 +565,20 @@ class Agent:
         )
 
     # ----- recording --------------------------------------------------------------------------------------------
-    def _record(self, draft: StepDraft, t0: float | None, *, add_history: bool = True) -> None:
+    def _record(
+        self, draft: StepDraft, t0: float | None, *, add_history: bool = True, act: bool = False, package=None
+    ) -> None:
+        """Commit the step; with ``act`` as an intent, then act and complete it (mobile_agent.agent.acting)."""
         if t0 is not None:
             draft.timings["total"] = (time.perf_counter() - t0) * 1000
         if draft.hierarchy is None:
             # The view tree of the observed screen, when this step read it anyway: offline evaluation scores taps
             # by the element under them, and verification reads the final screen's text from it.
             draft.hierarchy = self.screen.dumped
-        self.store.record_step(
-            self._episode_id, step_record(draft), screenshot=draft.observation.screenshot, hierarchy=draft.hierarchy
-        )
+        commit_step(self.store, self.device, self._episode_id, draft, t0, act=act, package=package)
         if draft.action is not None and draft.error is None:
             self._parse_failures = 0
-            if add_history and draft.source == "model":
+            if add_history and draft.source == "model" and draft.reply is not None:  # not a follow-up
                 self._history.append(self._pending_turn)
         self._index += 1
         if self.on_step is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, StepEvent, UserChannel
 from mobile_agent.agent.loop import Agent
+from mobile_agent.agent.phone_hold import PhoneHold
 from mobile_agent.agent.safety import SafetyPolicy
 from mobile_agent.device.android import AndroidDevice, choose_serial
 from mobile_agent.errors import UserError
@@ -60,14 +61,20 @@ def run_task(
     client: ModelClient | None = None,
     safety: SafetyPolicy | None = None,
     critic: Critic | None = None,
+    force: bool = False,
 ) -> EpisodeResult:
     """Run one task on one phone until it ends; every step is recorded in the store.
+
+    The phone is leased in the store while the episode runs: a phone another live process holds is refused
+    (UserError naming the holder) unless ``force``; a lease whose process is gone is taken over.
 
     ``critic`` labels each proposed action before it runs and has the model re-propose a ``wrong`` one.
 
     ``safety`` overrides ``config.safety`` (default: ask before every consequential action; when ``user`` cannot
     answer, the episode pauses as needs_user and :func:`resume_episode` continues it).
     """
+    if not task.strip():
+        raise UserError("the task is empty", "say what the agent should do: mobile-agent run \"打开设置\"")
     config = config or AgentConfig()
     if safety is not None:
         config = replace(config, safety=safety)
@@ -90,7 +97,8 @@ def run_task(
             on_step=on_step,
             critic=critic,
         )
-        return agent.run(task)
+        with PhoneHold(store, serial, adb, force=force):
+            return agent.run(task)
     finally:
         if own_store:
             store.close()
@@ -147,7 +155,8 @@ def resume_episode(
             user=user,
             on_step=on_step,
         )
-        return agent.resume(info.id, reply)
+        with PhoneHold(store, serial, adb if adb is not None else pause.adb_server):
+            return agent.resume(info.id, reply)
     finally:
         if own_store:
             store.close()

@@ -18,7 +18,7 @@ from mobile_agent.actions import Action
 from mobile_agent.agent.config import StepEvent
 from mobile_agent.agent.guards import Decision
 from mobile_agent.device.android import AndroidDevice, Observation
-from mobile_agent.errors import DeviceError, DeviceLost
+from mobile_agent.errors import AdbServerUnreachable, DeviceError, DeviceLost
 from mobile_agent.model.base import HistoryTurn, ModelFamily, PromptOptions
 from mobile_agent.model.client import Reply
 from mobile_agent.model.images import prepare_image
@@ -44,6 +44,7 @@ class StepDraft:
     error_kind: str | None = None
     error: str | None = None
     hierarchy: str | None = None
+    follow_ups: tuple[Action, ...] = ()  # actions the same reply wrote after this one (agent.sequence)
 
 
 class StepScreen:
@@ -83,7 +84,7 @@ class StepScreen:
             pending, self._pending = self._pending, None
             try:
                 self.dumped = pending.result() if pending is not None else self.device.hierarchy()
-            except DeviceLost:
+            except (DeviceLost, AdbServerUnreachable):
                 raise
             except DeviceError as exc:
                 log.warning("no view hierarchy this step: %s", exc.one_line())

@@ -9,10 +9,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mobile_agent.actions import Action
+from mobile_agent.actions import Action, ActionKind
+from mobile_agent.apps.gkd_import import GkdImport, load_subscription
 from mobile_agent.apps.names import NameIndex, normalise
+from mobile_agent.apps.popups import ScreenFacts, try_rule
 from mobile_agent.apps.schema import AppManifest, ConsequentialRule, PopupRule, SharedRules
-from mobile_agent.apps.selectors import any_element, find, rule_holds
+from mobile_agent.apps.selectors import any_element, rule_holds
 from mobile_agent.apps.yamlsrc import LineMappedDoc, load_yaml, validate
 from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.screen.viewtree import Element, ViewTree
@@ -20,6 +22,7 @@ from mobile_agent.screen.viewtree import Element, ViewTree
 log = logging.getLogger(__name__)
 
 APPS_DIR_ENV = "MOBILE_AGENT_APPS"
+POPUP_RULES_ENV = "MOBILE_AGENT_POPUP_RULES"  # GKD subscription files, separated by os.pathsep
 SHIPPED_PACKAGE = "mobile_agent.app_manifests"
 
 
@@ -46,12 +49,21 @@ class AppNotInstalled(UnknownApp):
 
 @dataclass(frozen=True)
 class PopupMatch:
-    """A known popup on screen and the action that dismisses it (device pixels)."""
+    """A known popup on screen and the action that dismisses it (device pixels).
+
+    From :meth:`AppRegistry.match_popup` ``action`` and ``element`` are always set; from ``explain_popups``
+    a rule that does not fire has ``action`` None and ``reason`` says why.
+    """
 
     rule: PopupRule
-    action: Action
-    app_id: str | None  # None: a shared rule (apps/_common.yaml)
-    element: Element  # the element that matched the rule
+    action: Action | None
+    app_id: str | None  # None: a shared rule (apps/_common.yaml) or one imported for any app
+    element: Element | None  # the rule's target
+    reason: str = ""
+
+    @property
+    def fires(self) -> bool:
+        return self.action is not None
 
     @property
     def description(self) -> str:
@@ -88,7 +100,14 @@ def load_registry(apps_dir: str | Path | None = None, *, include_shipped: bool =
     dirs = [shipped_apps_dir()] if include_shipped else []
     if user_dir is not None:
         dirs.append(_existing_dir(user_dir))
-    return AppRegistry.from_dirs(dirs)
+    return with_env_subscriptions(AppRegistry.from_dirs(dirs))
+
+
+def with_env_subscriptions(registry: AppRegistry) -> AppRegistry:
+    """The registry plus the subscriptions named by $MOBILE_AGENT_POPUP_RULES (what --popup-rules sets)."""
+    for path in filter(None, os.environ.get(POPUP_RULES_ENV, "").split(os.pathsep)):
+        registry = registry.with_subscription(load_subscription(path))
+    return registry
 
 
 def _existing_dir(folder: str | Path) -> Path:
@@ -120,6 +139,9 @@ class AppRegistry:
         self._origins = origins
         self._shared_popups = [rule for s in shared for rule in s.popups]
         self._shared_consequential = [rule for s in shared for rule in s.consequential]
+        self._imported: dict[str, list[PopupRule]] = {}
+        self._imported_shared: list[PopupRule] = []
+        self._subscriptions: list[GkdImport] = []
         self._by_package: dict[str, str] = {}
         self._names = NameIndex()
         for m in (
@@ -144,7 +166,7 @@ class AppRegistry:
         dirs = [shipped_apps_dir()] if include_shipped else []
         for folder in extra_dirs:
             dirs.append(_existing_dir(folder))
-        return cls.from_dirs(dirs)
+        return with_env_subscriptions(cls.from_dirs(dirs))
 
     @classmethod
     def from_dirs(cls, dirs: list[Path]) -> AppRegistry:
@@ -158,7 +180,10 @@ class AppRegistry:
                     " ..." if len(built.errors) > 4 else ""
                 )
             raise first
-        return cls(built.manifests, built.shared, built.origins)
+        registry = cls(built.manifests, built.shared, built.origins)
+        for imported in built.imports:
+            registry = registry.with_subscription(imported)
+        return registry
 
     # -- listing ---------------------------------------------------------------------------------------------
     def __iter__(self) -> Iterator[AppManifest]:
@@ -264,31 +289,81 @@ class AppRegistry:
             parts.append("This app often shows captchas (sliders, pictures); ask the user to solve them.")
         return " ".join(parts) or None
 
-    def popup_rules(self, package: str) -> list[PopupRule]:
+    def popup_rules(self, package: str) -> list[tuple[str | None, PopupRule]]:
+        """(app id or None for shared, rule) in the order they are tried: the app's manifest, rules imported
+        for the package, the shared manifests, rules imported for any app."""
         manifest = self.by_package(package)
-        return (manifest.popups if manifest else []) + self._shared_popups
+        own = [(manifest.id, r) for r in manifest.popups] if manifest else []
+        imported = [(manifest.id if manifest else None, r) for r in self._imported.get(package, [])]
+        shared = [(None, r) for r in self._shared_popups]
+        return own + imported + shared + [(None, r) for r in self._imported_shared]
 
-    def match_popup(self, package: str, hierarchy_xml: str | bytes) -> PopupMatch | None:
-        """The first popup rule (the app's own, then the shared ones) that matches the screen, with its action."""
+    @property
+    def subscriptions(self) -> list[GkdImport]:
+        """The GKD subscriptions imported into this registry (from --popup-rules or *.json5 in an apps folder)."""
+        return list(self._subscriptions)
+
+    def with_subscription(self, imported: GkdImport) -> AppRegistry:
+        copy = self.with_popup_rules(*imported.rules_by_package())
+        copy._subscriptions = [*self._subscriptions, imported]
+        return copy
+
+    def with_popup_rules(
+        self, by_package: Mapping[str, list[PopupRule]], shared: list[PopupRule]
+    ) -> AppRegistry:
+        """A copy of this registry with extra popup rules (from an imported subscription) tried after its own."""
+        copy = AppRegistry.__new__(AppRegistry)
+        copy.__dict__.update(self.__dict__)
+        merged = {pkg: list(rules) for pkg, rules in self._imported.items()}
+        for pkg, rules in by_package.items():
+            merged.setdefault(pkg, []).extend(rules)
+        copy._imported = merged
+        copy._imported_shared = [*self._imported_shared, *shared]
+        return copy
+
+    def match_popup(
+        self,
+        package: str,
+        hierarchy_xml: str | bytes,
+        *,
+        activity: str | None = None,
+        last_rule: str | None = None,
+    ) -> PopupMatch | None:
+        """The first popup rule that fires on the screen, with its action (see :meth:`explain_popups`)."""
+        return next(
+            (m for m in self._popup_outcomes(package, hierarchy_xml, activity, last_rule) if m.fires), None
+        )  # type: ignore[misc]
+
+    def explain_popups(
+        self, package: str, hierarchy_xml: str | bytes, *, activity: str | None = None
+    ) -> list[PopupMatch]:
+        """Every rule tried on the screen, in order, with what it would do or why it would not fire."""
+        return list(self._popup_outcomes(package, hierarchy_xml, activity, None, stop=False))
+
+    def _popup_outcomes(
+        self,
+        package: str,
+        hierarchy_xml: str | bytes,
+        activity: str | None,
+        last_rule: str | None,
+        *,
+        stop: bool = True,
+    ) -> Iterator[PopupMatch]:
         tree = ViewTree.parse(hierarchy_xml)
         if tree is None:
-            return None
-        manifest = self.by_package(package)
-        app_rules = [(manifest.id, r) for r in manifest.popups] if manifest else []
-        for app_id, rule in app_rules + [(None, r) for r in self._shared_popups]:
-            matched = find(tree, rule.match)
-            if matched is None or any(find(tree, extra) is None for extra in rule.also):
-                continue
-            if rule.dismiss.press == "back":
-                action = Action.press("back")
-            else:
-                target = matched if rule.dismiss.tap == "matched" else find(tree, rule.dismiss.tap)  # type: ignore[arg-type]
-                if target is None or target.bounds is None:
-                    continue
-                centre = target.bounds.centre
-                action = Action.tap(centre.x, centre.y)
-            return PopupMatch(rule=rule, action=action, app_id=app_id, element=matched)
-        return None
+            return
+        facts = ScreenFacts(package, activity, last_rule)
+        for app_id, rule in self.popup_rules(package):
+            outcome = try_rule(rule, tree, facts)
+            reason = outcome.reason
+            action = outcome.action
+            if action is not None and outcome.element is not None and action.kind is ActionKind.TAP:
+                careful = self.match_consequential(package, outcome.element.as_dict())
+                if careful is not None:  # a popup rule never taps what cannot be undone
+                    action, reason = None, f"the target is consequential ({careful.kind}); left to the model"
+            yield PopupMatch(rule=rule, action=action, app_id=app_id, element=outcome.element, reason=reason)
+            if stop and action is not None:
+                return
 
     def consequential(self, package: str) -> list[ConsequentialRule]:
         """The app's consequential rules followed by the shared ones."""
@@ -323,6 +398,7 @@ class _Built:
     shared: list[SharedRules]
     origins: dict[str, _Origin]
     errors: list[ConfigError]
+    imports: list[GkdImport]
 
 
 class _Builder:
@@ -336,8 +412,14 @@ class _Builder:
         manifests: dict[str, AppManifest] = {}
         origins: dict[str, _Origin] = {}
         shared: list[SharedRules] = []
+        imports: list[GkdImport] = []
         for folder in self.dirs:
             seen_here: dict[str, _Origin] = {}
+            for path in sorted(folder.glob("*.json5")):  # GKD subscriptions the user put beside the manifests
+                try:
+                    imports.append(load_subscription(path))
+                except UserError as exc:
+                    errors.append(ConfigError(exc.message, exc.hint, path=str(path)))
             for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
                 try:
                     doc = load_yaml(path)
@@ -368,7 +450,7 @@ class _Builder:
                 manifests[manifest.id] = manifest
                 origins[manifest.id] = origin
         errors += self._collisions(list(manifests.values()), origins)
-        return _Built(list(manifests.values()), shared, origins, errors)
+        return _Built(list(manifests.values()), shared, origins, errors, imports)
 
     @staticmethod
     def _collisions(manifests: list[AppManifest], origins: dict[str, _Origin]) -> list[ConfigError]:

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from mobile_agent.apps.query.parser import parse_selector
+from mobile_agent.apps.query.position import PositionError, check_expression
+from mobile_agent.apps.query.syntax import SelectorError
 
 CATEGORIES = (
     "ai",
@@ -74,10 +78,15 @@ class Verification(_Strict):
 
 
 class Source(_Strict):
-    """Where the package name comes from. Never claims a device check that did not happen."""
+    """Where the package name comes from. Never claims a device check that did not happen.
+
+    ``refs`` cite public documents that name the package (repository path@commit, or a URL); a package is
+    *confirmed* when it has a device check, a public list or at least one ref.
+    """
 
     kind: Literal["public_list", "common_knowledge", "device"]
     lists: list[str] = Field(default_factory=list)  # e.g. UI-Venus, Open-AutoGLM
+    refs: list[str] = Field(default_factory=list)
     note: str | None = None
     verified: list[Verification] = Field(default_factory=list)
 
@@ -88,6 +97,10 @@ class Source(_Strict):
         if self.kind == "device" and not self.verified:
             raise ValueError("kind device needs at least one `verified` entry")
         return self
+
+    @property
+    def confirmed(self) -> bool:
+        return bool(self.verified or self.lists or self.refs)
 
 
 class PackageVariant(_Strict):
@@ -154,14 +167,96 @@ class Dismiss(_Strict):
         return self
 
 
+def _check_selector(value: str) -> str:
+    try:
+        parse_selector(value)
+    except SelectorError as exc:
+        raise ValueError(f"{exc} in {value!r}") from None
+    return value
+
+
+SelectorText = Annotated[str, AfterValidator(_check_selector)]
+
+
+def _check_offset(value: str | float | None) -> str | float | None:
+    if value is not None:
+        try:
+            check_expression(value)
+        except PositionError as exc:
+            raise ValueError(str(exc)) from None
+    return value
+
+
+Offset = Annotated[str | float | None, AfterValidator(_check_offset)]
+
+
+class TapPosition(_Strict):
+    """Where to tap relative to the target's box: one of left/right and one of top/bottom (pixel arithmetic)."""
+
+    left: Offset = None
+    right: Offset = None
+    top: Offset = None
+    bottom: Offset = None
+
+    @model_validator(mode="after")
+    def _one_per_axis(self) -> TapPosition:
+        if (self.left is None) == (self.right is None) or (self.top is None) == (self.bottom is None):
+            raise ValueError("position needs exactly one of left/right and one of top/bottom")
+        return self
+
+
 class PopupRule(_Strict):
-    """A known popup: when ``match`` (and every ``also``) finds a node, do ``dismiss``."""
+    """A known popup and how to dismiss it.
+
+    Either ``match`` (+ ``also``): field selectors, or ``selector``: selector strings (docs/popup-rules.md) that
+    must all match, the tap going to the target of the last one; ``any_selector``: at least one must match
+    (the first that does gives the target when there is no ``selector``). ``unless``: skip the rule when any
+    of these matches. ``activities`` / ``not_activities``: prefixes of the foreground activity. ``after``: the
+    rule may fire only right after one of these rule ids did (a chain). ``sources`` cite where the texts and
+    ids come from.
+    """
 
     id: str
     description: str | None = None
-    match: ElementSelector
+    match: ElementSelector | None = None
     also: list[ElementSelector] = Field(default_factory=list)
+    selector: list[SelectorText] = Field(default_factory=list)
+    any_selector: list[SelectorText] = Field(default_factory=list)
+    unless: list[SelectorText] = Field(default_factory=list)
+    activities: list[str] = Field(default_factory=list)
+    not_activities: list[str] = Field(default_factory=list)
+    position: TapPosition | None = None
     dismiss: Dismiss = Dismiss(tap="matched")
+    after: list[str] = Field(default_factory=list)
+    not_packages: list[str] = Field(default_factory=list)  # shared rules: apps that opted out
+    sources: list[str] = Field(default_factory=list)
+
+    @field_validator(
+        "selector",
+        "any_selector",
+        "unless",
+        "activities",
+        "not_activities",
+        "after",
+        "sources",
+        mode="before",
+    )
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_way_to_match(self) -> PopupRule:
+        uses_selectors = bool(self.selector or self.any_selector)
+        if (self.match is None) == (not uses_selectors):
+            raise ValueError("a popup rule needs either `match` or `selector` / `any_selector`, not both")
+        if self.also and self.match is None:
+            raise ValueError("`also` goes with `match`; with selectors, list them all under `selector`")
+        if self.position is not None and self.dismiss.tap != "matched":
+            raise ValueError(
+                "`position` is relative to the matched target; use it with `dismiss: {tap: matched}`"
+            )
+        return self
 
 
 class ConsequentialRule(_Strict):

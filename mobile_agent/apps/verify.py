@@ -213,6 +213,8 @@ def _source_block(manifest: AppManifest, entries: list[Verification]) -> list[st
     out = ["source:\n", f"  kind: {src.kind}\n"]
     if src.lists:
         out.append(f"  lists: [{', '.join(json.dumps(x, ensure_ascii=False) for x in src.lists)}]\n")
+    if src.refs:
+        out.append(f"  refs: [{', '.join(json.dumps(x, ensure_ascii=False) for x in src.refs)}]\n")
     if src.note:
         out.append(f"  note: {json.dumps(src.note, ensure_ascii=False)}\n")
     return out + _verified_lines(entries)

@@ -1,4 +1,11 @@
-"""Read a YAML file into plain data plus the line of every key, and turn pydantic errors into file:line errors."""
+"""Read a YAML file into plain data plus the line of every key, and turn pydantic errors into file:line errors.
+
+The one YAML reader of the project (manifests, task files, devices.yaml, scenarios, model scripts): it bounds what
+a file may cost before anything is built from it, so a hostile or broken file is a one-line ConfigError, never a
+MemoryError or RecursionError: at most ``MAX_YAML_BYTES`` of text, ``MAX_DEPTH`` levels of nesting,
+``MAX_ALIASES`` aliases, ``MAX_NODES`` nodes once aliases are expanded (a "billion laughs" file has few aliases and
+a huge expansion), and no alias that refers to its own ancestor.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +20,105 @@ from pydantic import BaseModel, ValidationError
 from mobile_agent.errors import ConfigError
 
 Loc = tuple[Any, ...]
+
+MAX_YAML_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_ALIASES = 1000
+MAX_NODES = 2_000_000
+LIMIT_HINT = "this file is larger or deeper than any configuration needs; write the items out plainly"
+
+
+class _LimitReached(Exception):
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class LimitedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that counts nesting depth and aliases while it composes."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        line = self.peek_event().start_mark.line + 1
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIASES:
+                raise _LimitReached(f"more than {MAX_ALIASES} aliases (*name)", line)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _LimitReached(f"nested deeper than {MAX_DEPTH} levels", line)
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        finally:
+            self._depth -= 1
+
+
+def _expanded_size(root: yaml.Node) -> None:
+    """Raise _LimitReached when the node graph, aliases expanded, is too big or refers to itself."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise _LimitReached("an alias refers to a node that contains it", node.start_mark.line + 1)
+        open_nodes.add(key)
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total += sum(size(item) for item in node.value)
+        if total > MAX_NODES:
+            raise _LimitReached(
+                f"more than {MAX_NODES} values once aliases are expanded", node.start_mark.line + 1
+            )
+        open_nodes.discard(key)
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+def compose_yaml(text: str, path: str) -> tuple[LimitedLoader, yaml.Node | None]:
+    """The single document of ``text`` as a node graph, within the limits; the loader is for constructing it
+    (call ``dispose`` when done). ConfigError naming ``path`` and the line for bad YAML or a limit reached."""
+    if len(text) > MAX_YAML_BYTES:
+        raise ConfigError(f"the file is over {MAX_YAML_BYTES // (1024 * 1024)} MiB", LIMIT_HINT, path=path)
+    loader = LimitedLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _expanded_size(node)
+    except _LimitReached as exc:
+        loader.dispose()
+        raise ConfigError(f"YAML refused: {exc}", LIMIT_HINT, path=path, line=exc.line) from None
+    except RecursionError:  # a limit above should come first; this is the backstop
+        loader.dispose()
+        raise ConfigError("YAML nested too deeply", LIMIT_HINT, path=path) from None
+    except yaml.MarkedYAMLError as exc:
+        loader.dispose()
+        raise _syntax_error(exc, path) from None
+    except yaml.YAMLError as exc:
+        loader.dispose()
+        raise ConfigError(f"invalid YAML: {exc}", "check the file's syntax", path=path) from None
+    return loader, node
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, path: str) -> ConfigError:
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + 1 if mark else None
+    problem = exc.problem or exc.context or "invalid YAML"
+    if exc.context_mark is not None and mark is not None and exc.context_mark.line != mark.line:
+        problem += f" ({exc.context} on line {exc.context_mark.line + 1})"
+    return ConfigError(
+        f"invalid YAML: {problem}", "check indentation, colons and quotes on that line", path=path, line=line
+    )
 
 
 @dataclass(frozen=True)
@@ -42,25 +148,14 @@ def load_yaml(path: Path | str) -> LineMappedDoc:
 
 
 def parse_yaml(text: str, path: str = "<string>") -> LineMappedDoc:
-    loader = yaml.SafeLoader(text)
+    loader, node = compose_yaml(text, path)
     try:
-        node = loader.get_single_node()
         if node is None:
             return LineMappedDoc(path, None, {(): 1})
         lines: dict[Loc, int] = {(): node.start_mark.line + 1}
         data = _build(loader, node, (), lines, path)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        problem = exc.problem or exc.context or "invalid YAML"
-        if exc.context_mark is not None and mark is not None and exc.context_mark.line != mark.line:
-            problem += f" ({exc.context} on line {exc.context_mark.line + 1})"
-        raise ConfigError(
-            f"invalid YAML: {problem}",
-            "check indentation, colons and quotes on that line",
-            path=path,
-            line=line,
-        ) from None
+        raise _syntax_error(exc, path) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", "check the file's syntax", path=path) from None
     finally:
@@ -73,8 +168,10 @@ def _build(loader: yaml.SafeLoader, node: yaml.Node, loc: Loc, lines: dict[Loc, 
         loader.flatten_mapping(node)  # resolves YAML merge keys (<<)
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ConfigError("a mapping key must be a plain value", path=path, line=line)
+            key = loader.construct_object(key_node, deep=True)
             if not isinstance(key, Hashable):
                 raise ConfigError("a mapping key must be a plain value", path=path, line=line)
             if key in out:

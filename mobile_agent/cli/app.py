@@ -10,8 +10,13 @@ import sys
 import typer
 from rich.console import Console
 from rich.markup import escape
+from sqlalchemy.exc import SQLAlchemyError
 
+from mobile_agent.agent.interrupts import stop_signals
+from mobile_agent.cli.terminal import printable
 from mobile_agent.errors import MobileAgentError
+from mobile_agent.privacy.redact import install_log_redaction, redact_text
+from mobile_agent.store.faults import store_fault
 
 try:  # recent typer releases vendor click as typer._click; older ones use click itself
     from typer._click.exceptions import ClickException
@@ -36,12 +41,14 @@ app.add_typer(sim_app, name="sim")
 def _mount() -> None:
     """Every command, each from the module that holds it (`--help` lists them in this order)."""
     from mobile_agent.cli.apps import apps_app
+    from mobile_agent.cli.console import console_command
     from mobile_agent.cli.demo import demo_command
     from mobile_agent.cli.doctor import doctor_command
     from mobile_agent.cli.episodes import episodes_command, show_command
     from mobile_agent.cli.farm_batch import batch_command, submit_command, worker_command
     from mobile_agent.cli.farm_devices import devices_app
     from mobile_agent.cli.farm_runs import runs_app
+    from mobile_agent.cli.inbox import inbox_app
     from mobile_agent.cli.report import eval_offline_command, export_command, replay_command, report_command
     from mobile_agent.cli.run import run_command
     from mobile_agent.cli.safety import resume_command
@@ -57,9 +64,9 @@ def _mount() -> None:
     app.command("resume", help="Continue a paused episode after a person confirmed, answered or took over.")(
         resume_command
     )
-    app.command("replay", help="Re-run a recorded episode on a phone, comparing every screen.")(
-        replay_command
-    )
+    app.command(
+        "replay", help="Re-run a recorded episode on a phone through the safety gate; stop where it diverges."
+    )(replay_command)
     app.command("report", help="Write a self-contained HTML report of an episode or a run.")(report_command)
     app.command("export", help="Export trajectories as training data (LLaMA-Factory, ms-swift).")(
         export_command
@@ -74,6 +81,10 @@ def _mount() -> None:
     app.command("worker", help="Serve this host's phones from a shared task queue.")(worker_command)
     app.add_typer(devices_app, name="devices", help="Phones: state, health checks, preparation.")
     app.add_typer(runs_app, name="runs", help="Batch runs and their progress, from any host.")
+    app.add_typer(inbox_app, name="inbox", help="Questions paused episodes wait on, across runs; answer them.")
+    app.command("console", help="Serve the web console (phones, runs, episodes, the inbox) on loopback.")(
+        console_command
+    )
     app.command("verify", help="Verify episodes: complete, partial, infeasible or failed.")(verify_command)
     app.add_typer(apps_app, name="apps", help="App manifests: list, show, verify on a phone.")
     sim_app.command("up", help="Start simulated phones and connect them to an adb server.")(up_command)
@@ -83,15 +94,23 @@ def _mount() -> None:
 _mount()
 
 
+def _fail(exc: MobileAgentError) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(printable(redact_text(exc.message)))}", highlight=False)
+    if exc.hint:
+        err_console.print(f"[dim]hint: {escape(printable(redact_text(exc.hint)))}[/]", highlight=False)
+    sys.exit(exc.exit_code)
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    install_log_redaction()  # no log line, of any library, carries a secret
     try:
-        code = app(args=argv, standalone_mode=False)
+        with stop_signals():  # SIGTERM and SIGHUP end the episode in flight like Ctrl-C; a second one exits
+            code = app(args=argv, standalone_mode=False)
     except MobileAgentError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
-        if exc.hint:
-            err_console.print(f"[dim]hint: {escape(exc.hint)}[/]", highlight=False)
-        sys.exit(exc.exit_code)
+        _fail(exc)
+    except SQLAlchemyError as exc:  # a database fault no store call translated: still one line and a hint
+        _fail(store_fault(exc, "the store"))
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("interrupted")
         sys.exit(130)

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mobile_agent.apps.registry import APPS_DIR_ENV, load_registry
+from mobile_agent.apps.gkd_import import GkdImport, load_subscription
+from mobile_agent.apps.registry import APPS_DIR_ENV, POPUP_RULES_ENV, AppRegistry, PopupMatch, load_registry
 from mobile_agent.apps.schema import CATEGORIES, AppManifest
 from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
 from mobile_agent.errors import UserError
+from mobile_agent.screen.viewtree import ViewTree
 
 console = Console()
 
-apps_app = typer.Typer(help="App manifests: list, show, verify on a phone.", no_args_is_help=True)
+apps_app = typer.Typer(
+    help="App manifests: list, show, verify on a phone, try popup rules on a dump.", no_args_is_help=True
+)
 
 APPS_DIR_OPTION = typer.Option(
     None,
@@ -24,6 +30,27 @@ APPS_DIR_OPTION = typer.Option(
     envvar=APPS_DIR_ENV,
     help="A folder of extra manifests (overrides shipped ones by id).",
 )
+POPUP_RULES_HELP = "A GKD subscription file (JSON5) whose rules join the manifests' popup rules (repeatable)."
+
+
+def use_popup_rules(paths: list[str], *, quiet: bool = False) -> list[GkdImport]:
+    """Import the subscriptions now (a bad file is a one-line error before anything runs) and hand them on to
+    every registry this process loads (through $MOBILE_AGENT_POPUP_RULES)."""
+    imports = [load_subscription(p) for p in paths]
+    if paths:
+        os.environ[POPUP_RULES_ENV] = os.pathsep.join(str(Path(p).expanduser().resolve()) for p in paths)
+    if not quiet:
+        for imported in imports:
+            typer.echo(import_report(imported), err=True)
+    return imports
+
+
+def import_report(imported: GkdImport, limit: int = 20) -> str:
+    lines = [imported.summary()]
+    lines += [f"  skipped {s.key}: {s.reason}" for s in imported.skipped[:limit]]
+    if len(imported.skipped) > limit:
+        lines.append(f"  ... and {len(imported.skipped) - limit} more (--json lists them all)")
+    return "\n".join(lines)
 
 
 @apps_app.command("list")
@@ -106,7 +133,12 @@ def _print_manifest(m: AppManifest, path: str) -> None:
 
 @apps_app.command("verify")
 def verify_command(
-    device: str = typer.Option(..., "--device", "-d", help="Serial of the phone to check."),
+    device: str | None = typer.Option(
+        None,
+        "--device",
+        "-d",
+        help="Serial of the phone to check (without it: only which packages no source confirms).",
+    ),
     adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
     only: list[str] = typer.Option([], "--app", "-a", help="Check only this app (repeatable); default: all."),
     write: bool = typer.Option(False, "--write", help="Record the check in each installed app's manifest."),
@@ -115,14 +147,15 @@ def verify_command(
     apps_dir: str | None = APPS_DIR_OPTION,
 ) -> None:
     """Which manifests' packages are installed on a phone, and whether their launch activity resolves."""
-    import adbutils
-
-    from mobile_agent.device.android import choose_serial, parse_adb_address
+    from mobile_agent.device.android import adb_client, choose_serial
 
     registry = load_registry(apps_dir)
+    unconfirmed = [m for m in registry if not m.source.confirmed]
+    if device is None:
+        _print_unconfirmed(unconfirmed, as_json)
+        return
     serial = choose_serial(device, adb)
-    host, port = parse_adb_address(adb)
-    phone = adbutils.AdbClient(host=host, port=port).device(serial)
+    phone = adb_client(adb).device(serial)
     app_ids = [registry.resolve(name).id for name in only] or None
     report = verify_phone(registry, adb_shell(phone), serial, app_ids=app_ids)
     written = record_verifications(registry, report) if write else []
@@ -142,6 +175,7 @@ def verify_command(
                 for c in report.checks
             ],
             "written": [str(p) for p in written],
+            "unconfirmed": [{"id": m.id, "package": m.package} for m in unconfirmed],
         }
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
@@ -162,3 +196,135 @@ def verify_command(
         + ("" if show_all else " (--all lists them)")
         + (f"; recorded in {len(written)} manifest(s)" if write else "")
     )
+    _print_unconfirmed(unconfirmed, False)
+
+
+def _print_unconfirmed(unconfirmed: list[AppManifest], as_json: bool) -> None:
+    """Packages that no public list, cited document or phone check confirms."""
+    if as_json:
+        rows = [{"id": m.id, "package": m.package, "kind": m.source.kind} for m in unconfirmed]
+        typer.echo(json.dumps({"unconfirmed": rows}, ensure_ascii=False, indent=2))
+        return
+    if not unconfirmed:
+        console.print("every manifest's package is confirmed by a source")
+        return
+    console.print(
+        f"{len(unconfirmed)} package(s) no source confirms (check them on a phone with --device --write):"
+    )
+    for m in unconfirmed:
+        console.print(f"  {m.id}: {m.package}")
+
+
+@apps_app.command("popups")
+def popups_command(
+    tree: Path = typer.Argument(..., help="A uiautomator dump (window_dump.xml)."),
+    app: str | None = typer.Option(
+        None, "--app", "-a", help="Package or app name of the screen (default: the dump's main package)."
+    ),
+    activity: str | None = typer.Option(
+        None, "--activity", help="Foreground activity, for activity filters."
+    ),
+    popup_rules: list[str] = typer.Option([], "--popup-rules", help=POPUP_RULES_HELP),
+    show_all: bool = typer.Option(False, "--all", help="List every rule tried and why it did not fire."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    apps_dir: str | None = APPS_DIR_OPTION,
+) -> None:
+    """Which popup rule would fire on a dump, and where it would tap (for people who write rules)."""
+    try:
+        xml = tree.read_bytes()
+    except OSError as exc:
+        raise UserError(
+            f"cannot read {tree}: {exc.strerror or exc}", "pass the path of a uiautomator dump"
+        ) from None
+    parsed = ViewTree.parse(xml)
+    if parsed is None:
+        raise UserError(
+            f"{tree} is not a uiautomator dump (XML)", "dump one with `adb shell uiautomator dump`"
+        )
+    imports = use_popup_rules(popup_rules, quiet=as_json)
+    registry = load_registry(apps_dir)
+    package = _screen_package(registry, app, parsed)
+    outcomes = registry.explain_popups(package, xml, activity=activity)
+    fired = next((o for o in outcomes if o.fires), None)
+    if as_json:
+        payload = {
+            "package": package,
+            "fires": _outcome_json(fired) if fired else None,
+            "tried": [_outcome_json(o) for o in outcomes] if show_all else None,
+            "imported": [
+                {
+                    "source": i.source,
+                    "imported": len(i.imported),
+                    "enabled": len(i.enabled),
+                    "skipped": [{"rule": s.key, "reason": s.reason} for s in i.skipped],
+                }
+                for i in imports
+            ],
+        }
+        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    if fired is None:
+        console.print(f"{escape(package)}: no popup rule fires ({len(outcomes)} tried; --all says why)")
+    else:
+        console.print(f"{escape(package)}: {escape(_describe(fired))}")
+    if show_all:
+        for o in outcomes:
+            mark = "[green]fires[/]" if o.fires else "[dim]no[/]"
+            console.print(f"  {mark} {escape(_rule_name(o))}: {escape(o.reason)}")
+
+
+def _screen_package(registry: AppRegistry, app: str | None, tree: ViewTree) -> str:
+    if app:
+        manifest = registry.lookup(app)
+        if manifest is not None:
+            return manifest.package
+        if "." in app:
+            return app.strip()
+        raise UserError(
+            f"unknown app {app!r}", "pass a package name or a known app name (mobile-agent apps list)"
+        )
+    counts: dict[str, int] = {}
+    for e in tree.elements:
+        if e.package and e.package != "com.android.systemui":
+            counts[e.package] = counts.get(e.package, 0) + 1
+    if not counts:
+        raise UserError("the dump names no app package", "pass --app PACKAGE")
+    return max(counts, key=lambda k: counts[k])
+
+
+def _rule_name(o: PopupMatch) -> str:
+    return f"{o.app_id or 'shared'}:{o.rule.id}"
+
+
+def _describe(o: PopupMatch) -> str:
+    assert o.action is not None
+    where = o.action.describe()
+    element = o.element
+    label = ""
+    if element is not None:
+        label = element.text or element.content_desc or element.resource_id or element.class_name
+    return f"{_rule_name(o)} ({o.description}) -> {where}" + (f" on {label!r}" if label else "")
+
+
+def _outcome_json(o: PopupMatch) -> dict:
+    e = o.element
+    b = e.bounds if e is not None else None
+    return {
+        "rule": o.rule.id,
+        "app": o.app_id,
+        "description": o.description,
+        "fires": o.fires,
+        "action": o.action.describe() if o.action else None,
+        "tap": [o.action.point.x, o.action.point.y] if o.action and o.action.point else None,
+        "reason": o.reason,
+        "element": None
+        if e is None
+        else {
+            "text": e.text,
+            "resource_id": e.resource_id,
+            "content_desc": e.content_desc,
+            "class": e.class_name,
+            "bounds": [b.left, b.top, b.right, b.bottom] if b else None,
+        },
+        "sources": o.rule.sources,
+    }

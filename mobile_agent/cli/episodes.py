@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from mobile_agent.cli.terminal import shown
+from mobile_agent.errors import UserError
 from mobile_agent.store.store import TrajectoryStore
 
 console = Console()
@@ -19,16 +20,18 @@ def episodes_command(
 ) -> None:
     """List recent episodes."""
     with TrajectoryStore.open(db) as store:
+        if run_id is not None:
+            run_id = _run_matching(store, run_id)
         rows = store.list_episodes(limit=limit, run_id=run_id)
     table = Table("episode", "started", "device", "task", "steps", "outcome")
     for e in rows:
         table.add_row(
             e.id,
             f"{e.started_at:%Y-%m-%d %H:%M:%S}",
-            e.device,
-            e.task,
+            shown(e.device),
+            shown(e.task),
             str(e.step_count),
-            str(e.outcome or e.status),
+            shown(str(e.outcome or e.status)),
         )
     console.print(table)
 
@@ -41,23 +44,35 @@ def show_command(
     with TrajectoryStore.open(db) as store:
         e = store.episode(episode)
         steps = store.steps(e.id)
-        console.print(f"[bold]{escape(e.task)}[/]  episode {e.id} on {e.device}  {e.family}/{e.model}")
-        console.print(f"outcome: {e.outcome}  {escape(e.outcome_detail or '')}")
+        console.print(
+            f"[bold]{shown(e.task)}[/]  episode {e.id} on {shown(e.device)}  {shown(e.family)}/{shown(e.model)}"
+        )
+        console.print(f"outcome: {shown(e.outcome or e.status)}  {shown(e.outcome_detail)}")
         table = Table("#", "source", "app", "action", "thought", "guards", "ms", "screenshot")
         for s in steps:
-            action = s.action.describe() if s.action else f"[red]{escape(s.error_text or '')}[/]"
+            action = shown(s.action.describe()) if s.action else f"[red]{shown(s.error_text)}[/]"
             total = s.timings.total_ms
             table.add_row(
                 str(s.index),
                 str(s.action_source),
-                s.foreground_app or "",
+                shown(s.foreground_app),
                 action,
-                escape((s.thought or "")[:60]),
-                escape(notable_decisions(s.guard_decisions)),
+                shown((s.thought or "")[:60]),
+                shown(notable_decisions(s.guard_decisions)),
                 f"{total:.0f}" if total else "",
-                str(store.screenshot_path(s) or ""),
+                shown(str(store.screenshot_path(s) or "")),
             )
         console.print(table)
+
+
+def _run_matching(store: TrajectoryStore, text: str) -> str:
+    """The full id of the run ``text`` names (id or unique prefix); UserError saying so when none matches."""
+    try:
+        return store.run(text).id
+    except UserError as exc:
+        raise UserError(
+            f"no run matches {text!r} ({exc.message})", hint="list runs with `mobile-agent runs`"
+        ) from None
 
 
 def notable_decisions(decisions: list[dict]) -> str:

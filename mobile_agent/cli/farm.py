@@ -36,11 +36,13 @@ def main(argv: list[str] | None = None) -> None:
     """Like mobile_agent.cli.app.main: user errors as one line + hint, exit code 2; Ctrl-C exit 130."""
     import click
 
+    from mobile_agent.agent.interrupts import stop_signals
     from mobile_agent.errors import MobileAgentError
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        code = standalone_app()(args=argv, standalone_mode=False)
+        with stop_signals():  # SIGTERM and SIGHUP end the episodes in flight like Ctrl-C; a second one exits
+            code = standalone_app()(args=argv, standalone_mode=False)
     except MobileAgentError as exc:
         err_console.print(f"[bold red]error:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:

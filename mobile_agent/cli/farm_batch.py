@@ -67,9 +67,18 @@ ProbeEveryOpt = typer.Option(
 )
 ReserveOpt = typer.Option(
     None,
+    "--hold",
     "--reserve",
     min=0,
-    help="Seconds a phone stays reserved for a person after an episode pauses as needs_user (1800).",
+    help="Seconds a paused (needs_user) episode waits for a person's answer, keeping its phone within the "
+    "--hold-share budget; then it ends as needs_user:expired (300).",
+)
+HoldShareOpt = typer.Option(
+    None,
+    "--hold-share",
+    min=0.0,
+    max=1.0,
+    help="Share of the phones that may be held for people at once; one phone always stays free (0.25).",
 )
 ResetOpt = typer.Option(
     None,
@@ -96,7 +105,8 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "timeout": 600.0,
     "apps_dir": None,
     "model_retries": 4,
-    "reserve": 1800.0,
+    "reserve": 300.0,
+    "hold_share": 0.25,
     # the safety words, stored with the run as given (see mobile_agent.farm.scheduler.policy)
     "policy": [],
     "allow": [],
@@ -177,6 +187,8 @@ def _build_pool(
         endpoint_backoff_s=settings["endpoint_backoff"],
         stall_s=settings["stall"],
         until_done=until_done,
+        hold_s=settings["reserve"],
+        hold_share=settings["hold_share"],
     )
     online = [p for p in phones if p.state is PhoneState.ONLINE]
     extra_tags = _discovered_tags(online, read_facts)
@@ -271,6 +283,7 @@ def batch_command(
     allow: list[str] = AllowOpt,
     deny: list[str] = DenyOpt,
     reserve: float | None = ReserveOpt,
+    hold_share: float | None = HoldShareOpt,
     resume: str | None = typer.Option(None, "--resume", help="Finish the run RUN (after a crash or Ctrl-C)."),
     name: str | None = typer.Option(None, "--name", help="Name of the new run (default: the file name)."),
     as_json: bool = JsonOpt,
@@ -280,6 +293,7 @@ def batch_command(
     from mobile_agent.farm.scheduler.recovery import recover_run
     from mobile_agent.farm.scheduler.runs import finish_run_status, submit
     from mobile_agent.farm.scheduler.summary import summarize_run
+    from mobile_agent.store.answers import requeue_expired
     from mobile_agent.store.store import TrajectoryStore
 
     if (tasks is None) == (resume is None):
@@ -293,11 +307,12 @@ def batch_command(
             run = store.run(resume)
             settings = _settings(overrides, dict(run.config))
             recovery = recover_run(store, run.id)
+            expired = requeue_expired(store, run.id)  # nobody answered them in time: a fresh attempt
             if not as_json:
                 console.print(
                     f"resuming run {run.id}: {len(recovery.requeued)} task(s) back in the queue, "
                     f"{len(recovery.settled)} already finished, {len(recovery.interrupted_episodes)} episode(s) "
-                    "marked interrupted"
+                    f"marked interrupted, {expired} expired waiting for a person queued again"
                 )
             if run.status.value != "running":
                 store.finish_run(run.id, "running")
@@ -318,7 +333,8 @@ def batch_command(
     if pool.interrupted:
         console.print(f"interrupted; finish it with: mobile-agent batch --resume {summary.run_id}")
         raise typer.Exit(130)
-    raise typer.Exit(0 if summary.counts.open == 0 and summary.counts.failed == 0 else 1)
+    unanswered = summary.waiting or summary.expired  # people's answers were missing: not done
+    raise typer.Exit(0 if summary.counts.open == 0 and summary.counts.failed == 0 and not unanswered else 1)
 
 
 def _safety(settings: dict[str, Any]) -> SafetyPolicy | None:
@@ -382,6 +398,7 @@ def worker_command(
     allow: list[str] = AllowOpt,
     deny: list[str] = DenyOpt,
     reserve: float | None = ReserveOpt,
+    hold_share: float | None = HoldShareOpt,
     forever: bool = typer.Option(False, "--forever", help="Keep waiting for new runs instead of exiting."),
     as_json: bool = JsonOpt,
     quiet: bool = QuietOpt,

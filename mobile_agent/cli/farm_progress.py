@@ -22,6 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 from mobile_agent.cli.farm_options import console
+from mobile_agent.cli.terminal import printable, shown
 
 if TYPE_CHECKING:  # the commands import the library when they run, so `mobile-agent --help` stays quick
     from mobile_agent.farm.scheduler.jobs import ProgressEvent
@@ -44,10 +45,23 @@ class ProgressView:
     done: int = 0
     rows: dict[str, _PhoneRow] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
+    # episode -> "phone: question — the command to answer"
+    waiting: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def on_event(self, event: ProgressEvent) -> None:
         with self._lock:
+            if event.kind == "waiting" and event.episode_id:
+                self.waiting[event.episode_id] = printable(f"{event.phone}: {event.detail or ''}")
+            elif event.kind in ("answered", "expired") and event.episode_id:
+                self.waiting.pop(event.episode_id, None)
+            if event.kind in ("waiting", "answered", "expired", "continued"):
+                self.lines.append(
+                    printable(f"{event.phone}: {event.kind} {event.episode_id} {event.detail or ''}")
+                )
+                if event.kind == "continued":
+                    self.rows.setdefault(event.phone, _PhoneRow()).outcome = event.outcome or "continued"
+                return
             row = self.rows.setdefault(event.phone, _PhoneRow())
             kind = event.kind
             if kind == "claimed":
@@ -84,7 +98,9 @@ class ProgressView:
                 "reserved",
             ) or (kind == "done" and event.outcome == "needs_user"):
                 self.lines.append(
-                    f"{event.phone}: {kind} {event.label or ''} {event.detail or event.outcome or ''}"
+                    printable(
+                        f"{event.phone}: {kind} {event.label or ''} {event.detail or event.outcome or ''}"
+                    )
                 )
 
     def table(self) -> Table:
@@ -94,13 +110,23 @@ class ProgressView:
                 elapsed = f"{time.monotonic() - row.started:.0f}s" if row.started is not None else ""
                 colour = "green" if row.outcome in ("finished", "answered") else "yellow"
                 table.add_row(
-                    escape(phone),
-                    escape(row.task[:50]),
+                    shown(phone),
+                    shown(row.task[:50]),
                     "" if row.step is None else str(row.step + 1),
                     elapsed,
-                    f"[{colour}]{escape(row.outcome)}[/]",
+                    f"[{colour}]{shown(row.outcome)}[/]",
                 )
         return table
+
+    def waiting_lines(self) -> list[str]:
+        """The line "waiting for a person: N", then each question with the command that answers it."""
+        with self._lock:
+            if not self.waiting:
+                return []
+            return [
+                f"waiting for a person: {len(self.waiting)}",
+                *(f"  {e} {line}" for e, line in self.waiting.items()),
+            ]
 
 
 class LiveDisplay:
@@ -133,16 +159,25 @@ class LiveDisplay:
             "restored",
             "endpoint_down",
             "reserved",
+            "waiting",
+            "answered",
+            "expired",
+            "continued",
         ):
             what = event.outcome or event.detail or ""
-            console.print(f"{event.phone} {event.kind} {event.label or ''} {what}", highlight=False)
+            if event.kind == "waiting":
+                what = f"{event.episode_id} {event.detail or ''} (waiting for a person: {len(self.view.waiting)})"
+            line = printable(f"{event.phone} {event.kind} {event.label or ''} {what}")
+            console.print(line, highlight=False, markup=False)
 
     def __enter__(self) -> LiveDisplay:
         if self.enabled:
             self.live = Live(
                 console=console,
                 refresh_per_second=4,
-                get_renderable=lambda: Group(self.view.table(), self.progress),
+                get_renderable=lambda: Group(
+                    self.view.table(), self.progress, *(shown(line) for line in self.view.waiting_lines())
+                ),
             )
             self.live.__enter__()
         return self
@@ -181,8 +216,21 @@ def render_summary(summary: RunSummary) -> None:
         console.print(f"[yellow]quarantined:[/] {', '.join(summary.quarantined)}")
     if summary.waiting:
         console.print(
-            f"[magenta]waiting for a person:[/] {len(summary.waiting)} episode(s); their phones stay reserved. "
-            f"Continue one with: mobile-agent resume {summary.waiting[0]} --reply yes (or --reply no)"
+            f"[magenta]waiting for a person: {len(summary.waiting)}[/] (see them all: mobile-agent inbox)"
+        )
+        asked = {q["episode"]: q for q in summary.questions}
+        for episode_id in summary.waiting:
+            q = asked.get(episode_id)
+            if q is None:
+                console.print(f"  {episode_id}: mobile-agent inbox answer {episode_id} --reply yes|no|TEXT")
+                continue
+            first = next((ln for ln in q["question"].splitlines() if ln.strip()), q["kind"])
+            console.print(f"  {episode_id} on {shown(q['phone'])}: {shown(first.strip())}", highlight=False)
+            console.print(f"    answer: {shown(q['answer'])}", highlight=False)
+    if summary.expired:
+        console.print(
+            f"[magenta]expired (nobody answered in time):[/] {len(summary.expired)}: {', '.join(summary.expired)}; "
+            f"queue them again with: mobile-agent batch --resume {summary.run_id}"
         )
 
 

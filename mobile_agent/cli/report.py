@@ -13,6 +13,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mobile_agent.actions import Outcome
+from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
+from mobile_agent.cli.terminal import TerminalUser
 from mobile_agent.errors import UserError
 
 console = Console()
@@ -39,39 +42,74 @@ def replay_command(
     ),
     until: int | None = typer.Option(None, "--until", min=0, help="Stop after this recorded step index."),
     on_divergence: str = typer.Option(
-        "warn",
+        "stop",
         "--on-divergence",
-        help="When a live screen differs from the recording: stop, warn or continue.",
+        help=(
+            "When the live screen or the element about to be touched differs from the recording (another "
+            "contact, amount, element, activity or screen): stop = end the replay before touching it (default); "
+            "warn = record the divergence, warn and act anyway; continue = record it and act anyway, quietly."
+        ),
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show the scaled actions; do nothing, record nothing."
     ),
+    policy: list[str] | None = typer.Option(None, "--policy", help=POLICY_HELP),
+    allow: list[str] | None = typer.Option(None, "--allow", help=ALLOW_HELP),
+    deny: list[str] | None = typer.Option(None, "--deny", help=DENY_HELP),
+    non_interactive: bool = typer.Option(
+        False,
+        "--non-interactive",
+        help="Never ask the terminal; a consequential action ends the replay as needs_user, not performed.",
+    ),
+    apps_dir: str | None = typer.Option(
+        None, "--apps-dir", envvar="MOBILE_AGENT_APPS", help="Extra manifests."
+    ),
     db: str | None = DB_OPTION,
 ) -> None:
-    """Re-execute a recorded episode on a phone, comparing every screen with the recording.
+    """Re-execute a recorded episode on a phone, comparing what each action touches with the recording.
 
-    Exits 1 when the replay ends in an error (with --on-divergence stop: at the first divergence).
+    Every recorded action passes the same safety gate as `run`: a consequential one (pay, send, order...) is asked
+    about at the terminal, or refused, under --policy/--allow/--deny; a recording is no permission.
+    Exits 1 when the replay does not get through: an error (a divergence under stop), blocked or needs_user.
     """
+    from mobile_agent.agent.config import NoUser
+    from mobile_agent.agent.runtime import load_registry
     from mobile_agent.replay.replayer import DivergencePolicy, ReplayOptions, replay_episode
     from mobile_agent.store.store import TrajectoryStore
 
     try:
-        policy = DivergencePolicy(on_divergence.strip().lower())
+        divergence = DivergencePolicy(on_divergence.strip().lower())
     except ValueError:
         raise UserError(
             f"--on-divergence {on_divergence!r} is not a policy", hint="use stop, warn or continue"
         ) from None
-    options = ReplayOptions(speed=speed, until=until, on_divergence=policy, dry_run=dry_run)
+    options = ReplayOptions(speed=speed, until=until, on_divergence=divergence, dry_run=dry_run)
+    safety = policy_from_options(policy, allow, deny)
+    user = NoUser() if non_interactive else TerminalUser()
+    registry = load_registry(apps_dir) if apps_dir else None
 
     def show(step) -> None:
         what = escape(step.action.describe()) if step.action else "[red]no action[/]"
-        mark = (
-            "[red]diverged[/]" if step.diverged else ("[green]ok[/]" if step.performed else "[dim]planned[/]")
-        )
+        if step.diverged:
+            mark = "[red]diverged[/]" if not step.performed else "[yellow]diverged, acted anyway[/]"
+        elif step.performed:
+            mark = "[green]ok[/]"
+        else:
+            mark = "[red]not performed[/]" if step.error else "[dim]planned[/]"
         console.print(f"[bold]{step.index:>3}[/] {what}  {mark} [dim]{escape(step.describe())}[/]")
 
     with TrajectoryStore.open(db) as store:
-        result = replay_episode(store, episode, device=device, adb=adb, options=options, on_step=show)
+        result = replay_episode(
+            store,
+            episode,
+            device=device,
+            adb=adb,
+            options=options,
+            on_step=show,
+            registry=registry,
+            safety=safety,
+            user=user,
+        )
     if result.episode_id is None:
         size = (
             f"{result.target_screen.width}x{result.target_screen.height}"
@@ -89,7 +127,12 @@ def replay_command(
     if result.detail:
         console.print(f"[dim]{escape(result.detail)}[/]")
     # Divergences under warn/continue are reported, not failures; stop turns the first one into error:divergence.
-    raise typer.Exit(1 if str(result.outcome).startswith("error") else 0)
+    # A consequential action nobody approved (needs_user) or that was refused (blocked) was not performed.
+    failed = str(result.outcome).startswith("error") or result.outcome in (
+        Outcome.NEEDS_USER,
+        Outcome.BLOCKED,
+    )
+    raise typer.Exit(1 if failed else 0)
 
 
 # ----- report --------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import typer
 
 from mobile_agent.agent.config import AgentConfig, NoUser
 from mobile_agent.agent.runtime import run_task
+from mobile_agent.cli.apps import POPUP_RULES_HELP, use_popup_rules
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
 from mobile_agent.cli.terminal import TerminalUser, print_outcome, print_step
 from mobile_agent.errors import MobileAgentError, UserError
@@ -51,6 +52,9 @@ def run_command(
     ),
     max_steps: int = typer.Option(50, "--max-steps", min=1, help="Stop after this many steps."),
     timeout: float = typer.Option(900.0, "--timeout", min=1, help="Episode timeout in seconds."),
+    step_timeout: float = typer.Option(
+        300.0, "--step-timeout", min=1, help="No step (model request with retries, phone calls) waits longer."
+    ),
     history_turns: int = typer.Option(8, "--history-turns", min=0, help="Earlier steps shown to the model."),
     history_images: int = typer.Option(
         2,
@@ -67,6 +71,7 @@ def run_command(
     no_popup_rules: bool = typer.Option(
         False, "--no-popup-rules", help="Let the model handle popups itself."
     ),
+    popup_rules: list[str] = typer.Option([], "--popup-rules", help=POPUP_RULES_HELP),
     policy: list[str] | None = typer.Option(None, "--policy", help=POLICY_HELP),
     allow: list[str] | None = typer.Option(None, "--allow", help=ALLOW_HELP),
     deny: list[str] | None = typer.Option(None, "--deny", help=DENY_HELP),
@@ -88,14 +93,19 @@ def run_command(
     non_interactive: bool = typer.Option(
         False, "--non-interactive", help="Never ask the terminal; end as needs_user."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Take the phone over even while another live run or worker holds it."
+    ),
 ) -> None:
     """Run one task on one phone and record every step."""
     config = AgentConfig(
         max_steps=max_steps,
         timeout_s=timeout,
+        step_timeout_s=step_timeout,
         popup_rules=not no_popup_rules,
         prompt=PromptOptions(max_history_turns=history_turns, history_images=history_images),
     )
+    use_popup_rules(popup_rules)  # a bad subscription is a one-line error before the phone is touched
     user = NoUser() if non_interactive else TerminalUser()
     safety = policy_from_options(policy, allow, deny)
     reviewer = critic_from_options(critic, critic_model, critic_reasks, critic_fail_closed)
@@ -113,6 +123,7 @@ def run_command(
         on_step=print_step,
         safety=safety,
         critic=reviewer,
+        force=force,
     )
     print_outcome(result)
     raise typer.Exit(0 if result.ok else 1)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from mobile_agent.agent.config import NoUser, StepEvent
 from mobile_agent.agent.runtime import resume_episode
 from mobile_agent.agent.safety import SafetyPolicy, parse_policy
-from mobile_agent.cli.terminal import TerminalUser
+from mobile_agent.cli.terminal import TerminalUser, printable, shown
 
 console = Console()
 
@@ -37,10 +37,10 @@ def policy_from_options(
 
 
 def _print_step(event: StepEvent) -> None:
-    what = event.action.describe() if event.action else escape(event.error or "(no action)")
-    source = "" if event.source == "model" else f"[magenta]({event.source})[/] "
-    thought = (event.thought or "").replace("\n", " ")[:80]
-    console.print(f"[bold]{event.index:>3}[/] {source}{escape(what)}  [dim]{escape(thought)}[/]")
+    what = event.action.describe() if event.action else (event.error or "(no action)")
+    source = "" if event.source == "model" else f"[magenta]({shown(str(event.source))})[/] "
+    thought = printable(event.thought or "").replace("\n", " ")[:80]
+    console.print(f"[bold]{event.index:>3}[/] {source}{shown(what)}  [dim]{escape(thought)}[/]")
 
 
 def resume_command(
@@ -91,7 +91,7 @@ def resume_command(
         f"outcome: [bold {colour}]{result.outcome}[/] after {result.steps} steps (episode {result.episode_id})"
     )
     if result.detail and not result.ok:
-        console.print(f"detail: {escape(result.detail)}")
+        console.print(f"detail: {shown(result.detail)}")
     raise typer.Exit(0 if result.ok else 1)
 
 

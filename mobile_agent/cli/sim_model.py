@@ -20,7 +20,15 @@ def model_command(
         None, help="A script file or folder of *.yaml scripts (default: the shipped scenarios)."
     ),
     split_reasoning: bool = typer.Option(
-        False, help="Return the <think> part as reasoning_content, like vLLM's reasoning parser."
+        False, help="Return the <think> part separately, like vLLM's reasoning parser."
+    ),
+    reasoning_field: str = typer.Option(
+        "reasoning",
+        help="Message field for the split-off thinking: reasoning (current vLLM) or reasoning_content (older).",
+    ),
+    closed_answer: bool = typer.Option(
+        False,
+        help="AutoGLM: close </answer> (the prompt's form); by default it is left off, like the real model.",
     ),
 ) -> None:
     """Serve a scripted GUI model over the OpenAI chat-completions API."""
@@ -31,6 +39,8 @@ def model_command(
         host=host,
         port=port,
         split_reasoning=split_reasoning,
+        reasoning_field=reasoning_field,
+        closed_answer=closed_answer,
     ).start()
     typer.echo(
         f"simulated {server.family.name} model with {len(server.scripts)} scripts at {server.base_url}"

@@ -3,6 +3,7 @@ an episode goes. CLI-only: it prints with rich."""
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,32 @@ if TYPE_CHECKING:
 
 console = Console()
 
+# Terminal escape sequences a model (or a phone's screen text) could smuggle into our output: CSI (colours, cursor
+# moves, erase), OSC (window title, hyperlinks, clipboard writes), DCS/SOS/PM/APC strings, two-character escapes,
+# and their 8-bit forms; then every remaining C0/C1 control but newline and tab, and the bidi overrides that make
+# text read differently from what it is.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b[\]PX^_].*?(?:\x07|\x1b\\|\x9c|\Z)"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x90\x98\x9d\x9e\x9f].*?(?:\x07|\x1b\\|\x9c|\Z)",
+    re.S,
+)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: escape sequences and control characters removed (newline, tab kept)."""
+    if not text:
+        return text
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def shown(text: str | None) -> str:
+    """Model or phone text as rich markup that prints literally: controls stripped, markup escaped."""
+    return escape(printable(text or ""))
+
 
 class TerminalUser:
     """Asks on the terminal; answers None (nobody can answer) when standard input is not a terminal."""
@@ -21,7 +48,7 @@ class TerminalUser:
     def ask(self, question: str) -> str | None:
         if not sys.stdin.isatty():
             return None
-        console.print(f"[bold yellow]The agent asks:[/] {escape(question)}")
+        console.print(f"[bold yellow]The agent asks:[/] {shown(question)}")
         try:
             return input("> ")
         except EOFError:
@@ -32,12 +59,12 @@ def print_step(event: StepEvent) -> None:
     """One line per recorded step: index, source, action (or error), the thought's start, the step's timings."""
     t = event.timings
     timing = " ".join(f"{k} {v:.0f}ms" for k, v in t.items() if k != "total")
-    what = event.action.describe() if event.action else f"[red]{escape(event.error or 'no action')}[/]"
-    thought = (event.thought or "").replace("\n", " ")
+    what = shown(event.action.describe()) if event.action else f"[red]{shown(event.error or 'no action')}[/]"
+    thought = printable(event.thought or "").replace("\n", " ")
     if len(thought) > 60:
         thought = thought[:57] + "..."
-    src = "" if event.source == "model" else f"[magenta]({event.source})[/] "
-    console.print(f"[bold]{event.index:>3}[/] {src}{escape(what)}  [dim]{escape(thought)}  {timing}[/]")
+    src = "" if event.source == "model" else f"[magenta]({shown(str(event.source))})[/] "
+    console.print(f"[bold]{event.index:>3}[/] {src}{what}  [dim]{escape(thought)}  {timing}[/]")
 
 
 def print_outcome(result: EpisodeResult, location: str | None = None) -> None:
@@ -47,11 +74,11 @@ def print_outcome(result: EpisodeResult, location: str | None = None) -> None:
         f"outcome: [bold {colour}]{result.outcome}[/] after {result.steps} steps (episode {result.episode_id})"
     )
     if result.answer:
-        console.print(f"answer: {escape(result.answer)}")
+        console.print(f"answer: {shown(result.answer)}")
     if result.detail and not result.ok:
-        console.print(f"detail: {escape(result.detail)}")
+        console.print(f"detail: {shown(result.detail)}")
     if location:
-        console.print(f"trajectory: {escape(location)}  (mobile-agent show {result.episode_id})")
+        console.print(f"trajectory: {shown(location)}  (mobile-agent show {result.episode_id})")
 
 
-__all__ = ["TerminalUser", "console", "print_outcome", "print_step"]
+__all__ = ["TerminalUser", "console", "print_outcome", "print_step", "printable", "shown"]

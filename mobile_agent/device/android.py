@@ -11,7 +11,6 @@ import base64
 import io
 import logging
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +23,10 @@ import uiautomator2.exceptions as u2err
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Key, Size
+from mobile_agent.device.adb_server import AdbServerClient, adb_server_client, check_reachable
 from mobile_agent.errors import (
+    AdbServerUnreachable,
+    DeadlineExceeded,
     DeviceError,
     DeviceLost,
     DeviceNotFound,
@@ -34,12 +36,16 @@ from mobile_agent.errors import (
     UserError,
 )
 from mobile_agent.screen.imagehash import dhash, distance
+from mobile_agent.waits.deadlines import Abandoned, Deadline, call_within
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ADB_KEYBOARD = "com.github.uiautomator/.AdbKeyboard"
 RPC_TIMEOUT = 20.0
+# No single device call (a screenshot, a hierarchy dump, a shell command, the u2 connect) is waited for longer than
+# this, nor past the step's deadline: a call that has not returned by then is abandoned (see deadlines.call_within).
+CALL_TIMEOUT = 60.0
 KEY_NAMES = {Key.BACK: "back", Key.HOME: "home", Key.ENTER: "enter", Key.RECENT: "recent"}
 
 
@@ -81,28 +87,22 @@ def parse_adb_address(address: str | None) -> tuple[str, int]:
         return "127.0.0.1", 5037
     host, _, port = address.rpartition(":")
     try:
-        return (host or "127.0.0.1"), int(port)
+        number = int(port)
     except ValueError:
+        number = 0
+    if not 1 <= number <= 65535 or any(c.isspace() for c in address):
         raise UserError(
-            f"bad adb server address {address!r}", "write it as HOST:PORT, e.g. 127.0.0.1:5037"
-        ) from None
+            f"bad adb server address {address!r}" + (" (a port is 1-65535)" if number else ""),
+            "write it as HOST:PORT, e.g. 127.0.0.1:5037",
+        )
+    return (host or "127.0.0.1"), number
 
 
-def adb_client(adb: str | None = None) -> adbutils.AdbClient:
-    """An explicit client for the adb server at ``adb``, after checking that something listens there.
-
-    adbutils answers a refused connection by running `adb start-server` on the default port (5037), whatever port
-    was asked for; probing first keeps us from starting servers the user did not ask for.
-    """
+def adb_client(adb: str | None = None) -> AdbServerClient:
+    """An explicit client for the adb server at ``adb`` that never starts a server (see device/adb_server.py),
+    after checking that something listens there; AdbServerUnreachable, with the command to start one, otherwise."""
     host, port = parse_adb_address(adb)
-    try:
-        socket.create_connection((host, port), timeout=2.0).close()
-    except OSError as exc:
-        raise UserError(
-            f"cannot reach the adb server at {host}:{port} ({exc.strerror or exc})",
-            "start one with `adb start-server` (or `mobile-agent sim up` for simulated phones) or pass --adb HOST:PORT",
-        ) from None
-    return adbutils.AdbClient(host=host, port=port)
+    return adb_server_client(host, port)
 
 
 def list_devices(adb: str | None = None) -> list[tuple[str, str]]:
@@ -154,6 +154,12 @@ class AndroidDevice:
         self._u2: uiautomator2.Device | None = None
         self._frame_scale = 1.0  # the scale observations are taken at; settling polls at the same scale
         self._settled: tuple[bytes, float, float] | None = None  # (jpeg, scale, monotonic time)
+        self.deadline: Deadline | None = None
+
+    def set_deadline(self, deadline: Deadline | None) -> None:
+        """Bound every call from now on by ``deadline`` (the step's): past it, a call raises DeadlineExceeded."""
+        self.deadline = deadline
+        self._client.deadline = deadline
 
     # ----- connection -------------------------------------------------------------------------------------------
     @property
@@ -170,12 +176,12 @@ class AndroidDevice:
             with self._lock:
                 if self._u2 is None:
                     self.check_state()
-                    self._u2 = self._guard(lambda: uiautomator2.connect(self.adb))
+                    self._u2 = self._guard(lambda: uiautomator2.connect(self.adb), "the uiautomator2 connect")
         return self._u2
 
     def check_state(self) -> None:
         try:
-            state = self.adb.get_state()
+            state = self._bounded(lambda: self.adb.get_state(), "adb get-state")
         except adbutils.AdbError as exc:
             text = str(exc)
             if "unauthorized" in text:
@@ -196,10 +202,30 @@ class AndroidDevice:
                 f"phone {self.serial} is {state}", "reconnect it (adb connect / replug the cable)"
             )
 
-    def _guard(self, call: Callable[[], T]) -> T:
-        """Run a device call, turning library exceptions into our error tree."""
+    def _bounded(self, call: Callable[[], T], what: str) -> T:
+        """Run a device call on a helper thread, waiting at most CALL_TIMEOUT and never past the deadline."""
+        deadline = self.deadline
+        bound = deadline.bound(CALL_TIMEOUT) if deadline is not None else CALL_TIMEOUT
         try:
-            return call()
+            return call_within(call, bound, name=f"adb-{self.serial}")
+        except Abandoned:
+            if deadline is not None and deadline.expired:
+                raise deadline.exceeded(f"{what} on phone {self.serial}") from None
+            raise DeviceError(
+                f"phone {self.serial}: {what} did not answer within {bound:.0f} s",
+                "is the phone frozen? check it with `adb shell` or reboot it",
+            ) from None
+        except (AdbServerUnreachable, DeadlineExceeded):
+            raise
+        except Exception:
+            if deadline is not None and deadline.expired:  # a read cut short by the deadline's socket timeout
+                raise deadline.exceeded(f"{what} on phone {self.serial}") from None
+            raise
+
+    def _guard(self, call: Callable[[], T], what: str = "a device call") -> T:
+        """Run a bounded device call, turning library exceptions into our error tree."""
+        try:
+            return self._bounded(call, what)
         except u2err.AccessibilityServiceAlreadyRegisteredError:
             raise U2AlreadyRegistered(
                 f"phone {self.serial}: another tool holds UiAutomation (already registered)",
@@ -223,6 +249,10 @@ class AndroidDevice:
         )
 
     def _lost_or_error(self, exc: BaseException) -> DeviceError:
+        try:  # a dead adb server is not a lost phone: say so, with the command that starts it
+            check_reachable(self._client.host, self._client.port)
+        except AdbServerUnreachable as dead:
+            return dead
         try:
             online = self._client.device(self.serial).get_state() == "device"
         except Exception:  # noqa: BLE001 - any failure here means the phone is gone
@@ -234,13 +264,17 @@ class AndroidDevice:
         return DeviceError(f"phone {self.serial}: {type(exc).__name__}: {exc}")
 
     def _rpc(self, method: str, *params: Any, timeout: float = RPC_TIMEOUT) -> Any:
-        return self._guard(lambda: getattr(self.u2.jsonrpc, method)(*params, http_timeout=timeout))
+        u2 = self.u2  # outside the helper thread: the first connect takes the lock this thread may hold
+        if self.deadline is not None:
+            timeout = max(0.1, self.deadline.bound(timeout))
+        return self._guard(lambda: getattr(u2.jsonrpc, method)(*params, http_timeout=timeout), method)
 
     # ----- observe ----------------------------------------------------------------------------------------------
     def screen_size(self, *, refresh: bool = False) -> Size:
         """The screen in device pixels (cached: it changes only on rotation, which observe() notices)."""
         if self._size is None or refresh:
-            w, h = self._guard(lambda: self.u2.window_size())
+            u2 = self.u2
+            w, h = self._guard(lambda: u2.window_size(), "window size")
             self._size = Size(int(w), int(h))
         return self._size
 
@@ -249,7 +283,7 @@ class AndroidDevice:
         if data:
             return base64.b64decode(data)
         # u2 answers null on some ROMs: fall back to screencap (PNG) and re-encode.
-        png = self._guard(lambda: self.adb.shell(["screencap", "-p"], encoding=None))
+        png = self._guard(lambda: self.adb.shell(["screencap", "-p"], encoding=None), "screencap")
         if not png.startswith(b"\x89PNG"):
             raise DeviceError(f"phone {self.serial}: screencap returned no image", "is the screen on?")
         img = Image.open(io.BytesIO(png)).convert("RGB")
@@ -260,7 +294,7 @@ class AndroidDevice:
         return buf.getvalue()
 
     def foreground(self) -> tuple[str, str]:
-        info = self._guard(lambda: self.adb.app_current())
+        info = self._guard(lambda: self.adb.app_current(), "the foreground app")
         return info.package, info.activity
 
     def observe(self, scale: float = 1.0) -> Observation:
@@ -286,7 +320,7 @@ class AndroidDevice:
                 size = self.screen_size(refresh=True)  # the phone was rotated
             try:
                 package, activity = self.foreground()
-            except DeviceLost:
+            except (DeviceLost, AdbServerUnreachable):
                 raise
             except DeviceError:
                 package, activity = "", ""
@@ -305,7 +339,7 @@ class AndroidDevice:
         return self._rpc("dumpWindowHierarchy", False, 50)
 
     def installed_packages(self) -> set[str]:
-        return set(self._guard(lambda: self.adb.list_packages()))
+        return set(self._guard(lambda: self.adb.list_packages(), "the package list"))
 
     # ----- act --------------------------------------------------------------------------------------------------
     def perform(
@@ -332,7 +366,8 @@ class AndroidDevice:
         if k is ActionKind.TAP:
             self._rpc("click", p.x, p.y)
         elif k is ActionKind.DOUBLE_TAP:
-            self._guard(lambda: self.u2.double_click(p.x, p.y, duration=0.05))
+            u2 = self.u2
+            self._guard(lambda: u2.double_click(p.x, p.y, duration=0.05), "double tap")
         elif k is ActionKind.LONG_PRESS:
             self._rpc("click", p.x, p.y, action.duration_ms or 800)
         elif k is ActionKind.SWIPE:
@@ -350,11 +385,13 @@ class AndroidDevice:
                 raise DeviceError(f"launch of {action.app!r} has no resolved package")
             self.launch(package)
         elif k is ActionKind.WAIT:
-            time.sleep((action.duration_ms or 1000) / 1000)
+            seconds = (action.duration_ms or 1000) / 1000
+            time.sleep(self.deadline.bound(seconds) if self.deadline is not None else seconds)
 
     def launch(self, package: str) -> None:
         out = self._guard(
-            lambda: self.adb.shell(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
+            lambda: self.adb.shell(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"]),
+            "the app launch",
         )
         if "No activities found" in out or "monkey aborted" in out:
             raise DeviceError(f"{package} has no launcher activity on {self.serial}", "is the app installed?")
@@ -400,7 +437,7 @@ class AndroidDevice:
         return [line.strip() for line in self._shell(["ime", "list", "-s"]).splitlines() if line.strip()]
 
     def _shell(self, args: list[str]) -> str:
-        return self._guard(lambda: self.adb.shell(args))
+        return self._guard(lambda: self.adb.shell(args), f"`{args[0]}`")
 
     # ----- settle -----------------------------------------------------------------------------------------------
     def settle(self, before: int | None = None) -> tuple[float, bool]:

@@ -34,6 +34,7 @@ from mobile_agent.model.families import get_family
 from mobile_agent.model.images import PreparedImage, prepare_image
 from mobile_agent.report.html import episode_app
 from mobile_agent.report.selection import action_was_performed
+from mobile_agent.store.files import readable_image
 from mobile_agent.store.records import ActionSource, EpisodeInfo, StepInfo
 from mobile_agent.store.store import TrajectoryStore
 
@@ -298,11 +299,15 @@ class _EpisodeEvaluator:
         for step in steps:
             if not action_was_performed(step) or step.action_source == ActionSource.REPLAY:
                 continue
-            shot = self.store.screenshot_path(step)
-            if shot is None or not shot.is_file():
-                log.info("episode %s step %d has no screenshot; not evaluated", episode.id, step.index)
+            shot = readable_image(
+                self.store.screenshot_path(step), f"screenshot of step {step.index} of {episode.id}"
+            )
+            if shot is None:
+                log.info(
+                    "episode %s step %d has no readable screenshot; not evaluated", episode.id, step.index
+                )
                 continue
-            prepared = prepare_image(shot.read_bytes(), self.family)
+            prepared = prepare_image(shot, self.family)
             if (
                 step.screen is not None
             ):  # the recorded frame may be phone-scaled; actions are in screen pixels

@@ -18,8 +18,9 @@ from enum import Enum
 
 import adbutils
 
+from mobile_agent.device.adb_server import AdbServerClient
 from mobile_agent.device.android import ADB_KEYBOARD, AndroidDevice, parse_adb_address
-from mobile_agent.errors import MobileAgentError
+from mobile_agent.errors import AdbServerUnreachable, MobileAgentError
 from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState, adb_states
 
 log = logging.getLogger(__name__)
@@ -59,13 +60,13 @@ class PhoneFacts:
 
 def _adb_device(entry: PhoneEntry) -> adbutils.AdbDevice:
     host, port = parse_adb_address(entry.adb)
-    return adbutils.AdbClient(host=host, port=port, socket_timeout=SHELL_TIMEOUT).device(entry.serial)
+    return AdbServerClient(host, port, read_timeout=SHELL_TIMEOUT).device(entry.serial)
 
 
 def _shell(device: adbutils.AdbDevice, args: list[str]) -> str | None:
     try:
         result = device.shell2(args, timeout=SHELL_TIMEOUT)
-    except (adbutils.AdbError, adbutils.AdbTimeout, OSError) as exc:
+    except (adbutils.AdbError, adbutils.AdbTimeout, OSError, AdbServerUnreachable) as exc:
         log.debug("%s: %s failed: %s", device.serial, " ".join(args), exc)
         return None
     return result.output if result.returncode == 0 else None

@@ -31,8 +31,9 @@ from typing import Any
 import adbutils
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mobile_agent.device.adb_server import AdbServerClient
 from mobile_agent.device.android import parse_adb_address
-from mobile_agent.errors import ConfigError, UserError
+from mobile_agent.errors import AdbServerUnreachable, ConfigError, UserError
 from mobile_agent.farm.tasks import normalize_tags
 
 log = logging.getLogger(__name__)
@@ -210,11 +211,11 @@ class FarmPhone:
 
 
 def adb_states(adb: str) -> dict[str, str] | None:
-    """serial -> adb state on one server; None when the server does not answer."""
+    """serial -> adb state on one server; None when the server does not answer (it is never started here)."""
     host, port = parse_adb_address(adb)
     try:
-        return {d.serial: d.state for d in adbutils.AdbClient(host=host, port=port).list()}
-    except (adbutils.AdbError, OSError) as exc:
+        return {d.serial: d.state for d in AdbServerClient(host, port).list()}
+    except (adbutils.AdbError, OSError, AdbServerUnreachable) as exc:
         log.info("adb server %s does not answer: %s", adb, exc)
         return None
 

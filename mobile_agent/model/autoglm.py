@@ -14,9 +14,16 @@ from datetime import date
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key
-from mobile_agent.model.base import CoordinateSpace, ModelFamily, Parsed, PromptContext, text_part
+from mobile_agent.model.base import (
+    CoordinateSpace,
+    ModelFamily,
+    Parsed,
+    PromptContext,
+    parsed_sequence,
+    text_part,
+)
 from mobile_agent.model.images import Geometry
-from mobile_agent.model.syntax import Call, fail, parse_first_call, split_reply, tag_body
+from mobile_agent.model.syntax import Call, calls_at, fail, parse_calls, split_reply, tag_body
 
 SYSTEM_PROMPT = """The current date: {today}
 # Setup
@@ -76,6 +83,11 @@ class AutoGLM(ModelFamily):
     supported_kinds = frozenset(ActionKind) - {ActionKind.DRAG, ActionKind.ANSWER}
     format_reminder = '<think>..</think><answer>do(action="...", ...) or finish(message="...")</answer>'
 
+    def __init__(self, closed_answer: bool = False) -> None:
+        # ``format`` writes what the real model writes: the official README's sample output (and most published
+        # runs) leave ``</answer>`` off. ``closed_answer`` writes the closed form of the prompt instead.
+        self.closed_answer = closed_answer
+
     def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
         today = date.today().strftime("%Y-%m-%d, %A")
         system = SYSTEM_PROMPT.format(today=today, hints=prompt.hints_block())
@@ -93,22 +105,26 @@ class AutoGLM(ModelFamily):
         return messages
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
+        """The calls in ``<answer>`` in order (the real model often leaves ``</answer>`` off); with no
+        ``<answer>`` the last ``do(``/``finish(`` call of the reply, since earlier ones are usually the thinking
+        quoting the call it is about to make. Several calls in ``<answer>`` are performed in order, each
+        through the guards (``do(Tap) finish(..)`` is a tap, then the end)."""
         raw, thought, rest = split_reply(text, reasoning)
         body = tag_body(rest, "answer")
-        if body is None:  # no tags: the reference takes everything from the first do(/finish( marker
-            marker = _ACTION_MARKERS.search(rest)
-            if marker is None:
+        if body is None:
+            found = calls_at(rest, _ACTION_MARKERS)
+            if not found:
                 raise fail("no <answer>...</answer> with do(...) or finish(...) in the reply", raw)
             if not thought:
-                thought = rest[: marker.start()].strip()
-            body = rest[marker.start() :]
-        call = parse_first_call(
-            body, raw, "the <answer> block holds no do(...) or finish(...)", _DO_TEXT_KEYS
-        )
-        return Parsed(self._action_of(call, geometry), thought)
+                thought = rest[: rest.rfind(found[-1])].strip()
+            body = found[-1]
+        calls = parse_calls(body, raw, "the <answer> block holds no do(...) or finish(...)", _DO_TEXT_KEYS)
+        return parsed_sequence((self._action_of(call, geometry) for call in calls), thought)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:
         reply = call.reply
+        if call.name == "do" and call.kwargs.get("action") == "finish":  # finish written as a do() verb
+            call = Call("finish", {k: v for k, v in call.kwargs.items() if k != "action"}, reply)
         if call.name == "finish":
             message = call.only("message").text("message", required=False)
             return Action.finish(message or None)
@@ -162,7 +178,8 @@ class AutoGLM(ModelFamily):
         return round(seconds * 1000)
 
     def format(self, action: Action, geometry: Geometry, thought: str = "") -> str:
-        return f"<think>{thought}</think><answer>{self.format_call(action, geometry)}</answer>"
+        closing = "</answer>" if self.closed_answer else ""
+        return f"<think>{thought}</think>\n<answer>{self.format_call(action, geometry)}{closing}"
 
     def format_call(self, action: Action, geometry: Geometry) -> str:
         self.check_expressible(action)

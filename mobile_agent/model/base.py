@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -26,6 +26,7 @@ from mobile_agent.model.syntax import fail
 class CoordinateSpace(str, Enum):
     NORMALIZED = "0-999"  # integers 0..999 relative to the screenshot, whatever its size
     IMAGE_PIXELS = "image-pixels"  # pixels of the (resized) image the model was shown
+    THOUSANDTHS = "0-1000"  # 0..1000 inclusive relative to the screenshot (UI-TARS 1.0, doubao/Seed UI-TARS)
 
 
 NORMALIZED_EXTENT = 1000
@@ -55,8 +56,31 @@ class HistoryTurn:
 
 @dataclass(frozen=True)
 class Parsed:
+    """A reply's action, and the ones the model wrote after it in the same reply (performed in order, each
+    through the guards, as steps of their own). A sequence ends at the first action that ends the episode or
+    hands it to the user: nothing after it could run."""
+
     action: Action
     thought: str
+    follow_ups: tuple[Action, ...] = ()
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        return (self.action, *self.follow_ups)
+
+
+def ends_sequence(action: Action) -> bool:
+    return action.is_terminal or action.kind is ActionKind.CALL_USER
+
+
+def parsed_sequence(actions: Iterable[Action], thought: str) -> Parsed:
+    """``Parsed`` from the actions of one reply, in order, up to the first that ends the sequence."""
+    taken: list[Action] = []
+    for action in actions:
+        taken.append(action)
+        if ends_sequence(action):
+            break
+    return Parsed(taken[0], thought, tuple(taken[1:]))
 
 
 Screenshot = Image.Image | bytes | PreparedImage
@@ -162,7 +186,7 @@ class ModelFamily(ABC):
         return Geometry(device=device, image=self.working_size(device))
 
     def model_extent(self, geometry: Geometry) -> Size:
-        if self.coordinate_space is CoordinateSpace.NORMALIZED:
+        if self.coordinate_space in (CoordinateSpace.NORMALIZED, CoordinateSpace.THOUSANDTHS):
             return Size(NORMALIZED_EXTENT, NORMALIZED_EXTENT)
         return geometry.image
 
@@ -173,6 +197,9 @@ class ModelFamily(ABC):
         if self.coordinate_space is CoordinateSpace.NORMALIZED:
             limit_x = limit_y = NORMALIZED_EXTENT - 1
             space = "0-999"
+        elif self.coordinate_space is CoordinateSpace.THOUSANDTHS:  # 1000 is the far edge, still on screen
+            limit_x = limit_y = NORMALIZED_EXTENT
+            space = "0-1000"
         else:  # a pixel on the image's far edge is still on the image
             limit_x, limit_y = extent.width, extent.height
             space = f"the {extent.width}x{extent.height} image"
@@ -242,6 +269,8 @@ __all__ = [
     "HistoryTurn",
     "ModelFamily",
     "Parsed",
+    "ends_sequence",
+    "parsed_sequence",
     "PromptContext",
     "PromptOptions",
     "Screenshot",

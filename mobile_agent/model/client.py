@@ -5,6 +5,11 @@ Built on the OpenAI SDK against any OpenAI-compatible base URL (vLLM, SGLang, LM
 own retries are off: this client retries connection errors, timeouts, 429 and 5xx with exponential backoff and
 jitter, moving to another endpoint when one fails; other 4xx are the caller's mistake and are raised at once.
 
+Every wait is bounded by the wall clock, not per read (a body that trickles a byte every few seconds never trips
+a read timeout): one attempt lasts at most ``timeout``, the whole call with its retries at most ``total_timeout``,
+and neither outlives the caller's ``deadline``. An attempt runs on a helper thread; at its bound the caller stops
+waiting and the attempt's connection is shut down.
+
     client = ModelClient(["http://gpu1:8000/v1", "http://gpu2:8000/v1"], "ui-venus-2-9b")
     reply = client.complete(messages, episode_id="ep-42")
     reply.text, reply.reasoning, reply.latency_s
@@ -12,20 +17,25 @@ jitter, moving to another endpoint when one fails; other 4xx are the caller's mi
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
 from mobile_agent.errors import ModelError, ModelUnavailable, UserError
+from mobile_agent.privacy.redact import redact_text, redact_url, register_secret, secrets_in_url
+from mobile_agent.waits.deadlines import Abandoned, Deadline, call_within
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +43,8 @@ EPISODE_HEADER = "X-Mobile-Agent-Episode"
 API_KEY_ENV = ("MOBILE_AGENT_API_KEY", "OPENAI_API_KEY")
 # An endpoint that failed this recently is tried after the others.
 FAILURE_COOLDOWN_S = 10.0
+# Without an explicit total_timeout, a call with its retries may take this many attempts' worth of time.
+DEFAULT_TOTAL_FACTOR = 2.5
 
 
 @dataclass(frozen=True)
@@ -73,14 +85,6 @@ def resolve_api_key(api_key: str | None) -> str:
     return "EMPTY"
 
 
-def redact_url(url: str) -> str:
-    """The URL without any user:password part, for logs and messages."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
-
-
 class _Slot:
     """Runtime state of one endpoint. Guarded by the client's condition variable."""
 
@@ -98,7 +102,44 @@ class _Slot:
         return self.failed_at is not None and now - self.failed_at < FAILURE_COOLDOWN_S
 
 
+class _AttemptTimedOut(Exception):
+    """One attempt ran past its wall-clock bound (a hang, or a body that trickles)."""
+
+
+class _Abort:
+    """Lets the waiting thread cut an attempt's connection: once the response headers are in, its socket."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._response: httpx2.Response | None = None
+        self._lock = threading.Lock()
+
+    def attach(self, response: httpx2.Response) -> None:
+        with self._lock:
+            self._response = response
+        if self.event.is_set():
+            self.abort()
+
+    def check(self) -> None:
+        if self.event.is_set():
+            raise _AttemptTimedOut("abandoned")
+
+    def abort(self) -> None:
+        self.event.set()
+        with self._lock:
+            response = self._response
+        stream = response.extensions.get("network_stream") if response is not None else None
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the helper thread's blocked read at once
+            except OSError:
+                pass
+
+
 def _is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, _AttemptTimedOut):
+        return True
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -107,6 +148,13 @@ def _is_retryable(exc: BaseException) -> bool:
 
 
 def _describe(exc: BaseException) -> str:
+    """One line on a failed request, without any secret an error body may echo (the Authorization header)."""
+    return redact_text(_describe_raw(exc))
+
+
+def _describe_raw(exc: BaseException) -> str:
+    if isinstance(exc, _AttemptTimedOut):
+        return str(exc)
     if isinstance(exc, openai.APITimeoutError):
         return "timed out"
     if isinstance(exc, openai.APIConnectionError):
@@ -141,6 +189,7 @@ class ModelClient:
         *,
         api_key: str | None = None,
         timeout: float = 120.0,
+        total_timeout: float | None = None,
         max_retries: int = 4,
         max_in_flight: int = 4,
         temperature: float = 0.0,
@@ -156,13 +205,14 @@ class ModelClient:
             )
         if not model or not model.strip():
             raise UserError("no model name given", hint="pass the served model name (see GET /v1/models)")
-        if max_retries < 0 or max_in_flight < 1 or timeout <= 0:
+        if max_retries < 0 or max_in_flight < 1 or timeout <= 0 or (total_timeout or 1) <= 0:
             raise UserError(
                 "bad model client limits",
-                hint="max_retries >= 0, max_in_flight >= 1 and timeout > 0 are required",
+                hint="max_retries >= 0, max_in_flight >= 1 and timeout, total_timeout > 0 are required",
             )
         self.model = model
-        self.timeout = timeout
+        self.timeout = timeout  # one attempt, wall clock
+        self.total_timeout = total_timeout or DEFAULT_TOTAL_FACTOR * timeout  # the call with its retries
         self.max_retries = max_retries
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -171,17 +221,28 @@ class ModelClient:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         key = resolve_api_key(api_key)
+        register_secret(key)  # masked wherever it shows up later: an echoing endpoint, a log line, the store
         self._cond = threading.Condition()
         self._slots: list[_Slot] = []
         for item in endpoints:
             endpoint = item if isinstance(item, Endpoint) else Endpoint(str(item))
+            secrets_in_url(endpoint.base_url)
             scheme = urlsplit(endpoint.base_url).scheme
             if scheme not in ("http", "https"):
                 raise UserError(
                     f"model endpoint {redact_url(endpoint.base_url)!r} is not an http(s) URL",
                     hint="use a base URL such as http://127.0.0.1:8000/v1",
                 )
-            sdk = openai.OpenAI(base_url=endpoint.base_url, api_key=key, max_retries=0, timeout=timeout)
+            # A query in the base URL (?api_key=..., Azure's ?api-version=...) goes with every request; left in
+            # the base URL, the SDK would append the route after it.
+            bare, _, query = endpoint.base_url.partition("?")
+            sdk = openai.OpenAI(
+                base_url=bare,
+                api_key=key,
+                max_retries=0,
+                timeout=timeout,
+                default_query=dict(parse_qsl(query, keep_blank_values=True)) or None,
+            )
             self._slots.append(_Slot(endpoint, endpoint.max_in_flight or max_in_flight, sdk))
 
     # ----- public API ----------------------------------------------------------------------------------------
@@ -189,20 +250,31 @@ class ModelClient:
     def endpoints(self) -> list[str]:
         return [slot.shown_url for slot in self._slots]
 
-    def complete(self, messages: list[dict[str, Any]], *, episode_id: str | None = None) -> Reply:
-        """One chat completion, retried on transient failures. ModelUnavailable once retries are spent."""
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        episode_id: str | None = None,
+        deadline: Deadline | None = None,
+    ) -> Reply:
+        """One chat completion, retried on transient failures. ModelUnavailable once retries (or
+        ``total_timeout``) are spent; DeadlineExceeded when ``deadline`` (the caller's) passes first."""
         headers = {EPISODE_HEADER: str(episode_id)} if episode_id else None
+        limit = Deadline.after(self.total_timeout, f"{self.total_timeout:.0f} s")
+        bound = limit.sooner(deadline)
         avoid: _Slot | None = None
         last_error: BaseException | None = None
         attempts = 0
         for attempt in range(self.max_retries + 1):
-            slot = self._acquire(avoid)
+            slot = self._acquire(avoid, bound)
+            if slot is None:
+                break
             attempts += 1
             started = time.monotonic()
             failed = False
             try:
-                text, reasoning, usage = self._request(slot, messages, headers)
-            except openai.OpenAIError as exc:
+                text, reasoning, usage = self._attempt(slot, messages, headers, bound)
+            except (openai.OpenAIError, _AttemptTimedOut) as exc:
                 if not _is_retryable(exc):
                     raise self._request_error(slot, exc) from exc
                 failed = True
@@ -218,7 +290,9 @@ class ModelClient:
                 self._release(slot, failed)
             if failed:
                 if attempt < self.max_retries:
-                    time.sleep(self._backoff(attempt, last_error))
+                    time.sleep(bound.bound(self._backoff(attempt, last_error)))
+                if bound.expired:
+                    break
                 continue
             return Reply(
                 text=text,
@@ -229,8 +303,12 @@ class ModelClient:
                 endpoint=slot.shown_url,
                 attempts=attempts,
             )
+        if deadline is not None and deadline.expired:
+            raise deadline.exceeded(f"the model request ({attempts} attempts)")
+        why = _describe(last_error) if last_error is not None else "no endpoint was free"
+        within = f" within {self.total_timeout:.0f} s" if limit.expired else ""
         raise ModelUnavailable(
-            f"model {self.model!r} did not answer after {attempts} attempts: {_describe(last_error)}",  # type: ignore[arg-type]
+            f"model {self.model!r} did not answer after {attempts} attempts{within}: {why}",
             hint=f"check that the server at {', '.join(self.endpoints)} is up and serving {self.model!r}",
         )
 
@@ -284,9 +362,12 @@ class ModelClient:
         return f"ModelClient(model={self.model!r}, endpoints={self.endpoints!r})"
 
     # ----- internals -----------------------------------------------------------------------------------------
-    def _acquire(self, avoid: _Slot | None) -> _Slot:
+    def _acquire(self, avoid: _Slot | None, deadline: Deadline) -> _Slot | None:
+        """A free endpoint slot, or None when the deadline passes first."""
         with self._cond:
             while True:
+                if deadline.expired:
+                    return None
                 now = time.monotonic()
                 free = [s for s in self._slots if s.in_flight < s.capacity]
                 if free:
@@ -301,7 +382,7 @@ class ModelClient:
                     )
                     slot.in_flight += 1
                     return slot
-                self._cond.wait()
+                self._cond.wait(timeout=min(1.0, deadline.remaining()))
 
     def _release(self, slot: _Slot, failed: bool) -> None:
         with self._cond:
@@ -322,8 +403,29 @@ class ModelClient:
                 delay = max(delay, min(float(retry_after), self.max_backoff_s))
         return delay * random.uniform(0.5, 1.5)
 
+    def _attempt(
+        self, slot: _Slot, messages: list[dict[str, Any]], headers: dict[str, str] | None, deadline: Deadline
+    ) -> tuple[str, str | None, tuple[int, int]]:
+        """One request, bounded by the wall clock: ``timeout``, or less when the deadline is nearer."""
+        seconds = max(0.05, deadline.bound(self.timeout))
+        abort = _Abort()
+        try:
+            return call_within(
+                lambda: self._request(slot, messages, headers, seconds, abort),
+                seconds,
+                name="model-request",
+                on_abandon=abort.abort,
+            )
+        except Abandoned:
+            raise _AttemptTimedOut(f"timed out (no complete answer within {seconds:.1f} s)") from None
+
     def _request(
-        self, slot: _Slot, messages: list[dict[str, Any]], headers: dict[str, str] | None
+        self,
+        slot: _Slot,
+        messages: list[dict[str, Any]],
+        headers: dict[str, str] | None,
+        seconds: float,
+        abort: _Abort,
     ) -> tuple[str, str | None, tuple[int, int]]:
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -336,14 +438,34 @@ class ModelClient:
         if headers:
             kwargs["extra_headers"] = headers
         if self.stream:
-            return self._request_streamed(slot, kwargs)
+            return self._request_streamed(slot, {**kwargs, "timeout": seconds}, abort)
         # `post` sends the body as is: `chat.completions.create` first walks every message part against its type
-        # hints, which costs ~20 ms of CPU per step on a history of screenshots (base64 strings included).
+        # hints, which costs ~20 ms of CPU per step on a history of screenshots (base64 strings included). The
+        # body is read here, chunk by chunk, so a cut connection ends the read.
         body = {k: v for k, v in kwargs.items() if k not in ("extra_body", "extra_headers")}
         body.update(self.extra_body)
-        response = slot.sdk.post(
-            "/chat/completions", cast_to=ChatCompletion, body=body, options={"headers": headers or {}}
+        raw = slot.sdk.post(
+            "/chat/completions",
+            cast_to=httpx2.Response,
+            body=body,
+            options={"headers": headers or {}, "timeout": seconds},
+            stream=True,
         )
+        abort.attach(raw)
+        chunks = []
+        try:
+            for chunk in raw.iter_bytes():
+                abort.check()
+                chunks.append(chunk)
+        finally:
+            raw.close()
+        try:
+            response = ChatCompletion.construct(**json.loads(b"".join(chunks)))
+        except (ValueError, TypeError) as exc:
+            raise ModelError(
+                f"the model server at {slot.shown_url} sent a reply that is not a JSON chat completion ({exc})",
+                hint="check that the base URL points at an OpenAI-compatible endpoint",
+            ) from None
         if not response.choices:
             raise ModelError(
                 f"the model server at {slot.shown_url} returned no choices",
@@ -356,7 +478,7 @@ class ModelClient:
         return message.content or "", reasoning, tokens
 
     def _request_streamed(
-        self, slot: _Slot, kwargs: dict[str, Any]
+        self, slot: _Slot, kwargs: dict[str, Any], abort: _Abort
     ) -> tuple[str, str | None, tuple[int, int]]:
         text: list[str] = []
         reasoning: list[str] = []
@@ -365,7 +487,9 @@ class ModelClient:
             **kwargs, stream=True, stream_options={"include_usage": True}
         )
         with stream:
+            abort.attach(stream.response)
             for chunk in stream:
+                abort.check()
                 if chunk.usage:
                     tokens = (chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
                 for choice in chunk.choices:
@@ -385,7 +509,7 @@ class ModelClient:
                 hint = "check the API key (--api-key, MOBILE_AGENT_API_KEY or OPENAI_API_KEY)"
             elif exc.status_code == 404:
                 hint = f"check the model name {self.model!r} (GET /v1/models lists the served ones)"
-                if not slot.url.rstrip("/").endswith("/v1"):
+                if not slot.url.split("?", 1)[0].rstrip("/").endswith("/v1"):
                     hint += "; OpenAI-compatible servers usually want a base URL ending in /v1"
             elif exc.status_code == 400:
                 hint = f"the request was rejected: {what}; check max_tokens, the image size and the server limits"
@@ -398,6 +522,5 @@ __all__ = [
     "EndpointStatus",
     "ModelClient",
     "Reply",
-    "redact_url",
     "resolve_api_key",
 ]

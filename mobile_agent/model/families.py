@@ -6,9 +6,9 @@ from mobile_agent.errors import UserError
 from mobile_agent.model.autoglm import AutoGLM
 from mobile_agent.model.base import ModelFamily
 from mobile_agent.model.qwen import qwen3_vl, qwen25_vl
-from mobile_agent.model.uitars import UITars
+from mobile_agent.model.uitars import UITars, doubao_ui_tars, ui_tars_1_0
 from mobile_agent.model.venus2 import UIVenus2
-from mobile_agent.model.venus15 import UIVenus15
+from mobile_agent.model.venus15 import UIVenus15, UIVenusNavi
 
 DEFAULT_FAMILY = "ui-venus-2"
 
@@ -18,8 +18,11 @@ FAMILIES: dict[str, ModelFamily] = {
     for family in (
         UIVenus2(),
         UIVenus15(),
+        UIVenusNavi(),
         AutoGLM(),
         UITars(),
+        ui_tars_1_0(),
+        doubao_ui_tars(),
         qwen3_vl("qwen-vl"),
         qwen25_vl(),
         qwen3_vl(),

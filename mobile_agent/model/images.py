@@ -100,8 +100,10 @@ def prepare_image(image: Image.Image | bytes | PreparedImage, family: ModelFamil
             raise ValueError(f"screenshot bytes are not an image Pillow can read: {exc}") from exc
     device = Size(*image.size)
     target = smart_resize(device, policy)
-    if encoded is not None and image.format == "JPEG" and (
-        device == target or _within_budget(device, policy)
+    if (
+        encoded is not None
+        and image.format == "JPEG"
+        and (device == target or _within_budget(device, policy))
     ):
         # Already small enough (the phone scaled it): send it untouched. A Qwen-style server resizes it to
         # ``target`` itself — by at most a factor's worth of pixels per side — so that is the size the model sees.

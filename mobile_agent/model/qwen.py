@@ -21,10 +21,19 @@ from mobile_agent.model.base import (
     ModelFamily,
     Parsed,
     PromptContext,
+    parsed_sequence,
     text_part,
 )
 from mobile_agent.model.images import Geometry, ImagePolicy
-from mobile_agent.model.syntax import Call, clean_reply, fail, split_reply, split_think, tag_body
+from mobile_agent.model.syntax import (
+    Call,
+    clean_reply,
+    fail,
+    split_reply,
+    split_think,
+    tag_bodies,
+    tag_body,
+)
 from mobile_agent.model.uitars import scroll_end
 
 TOOL_NAME = "mobile_use"
@@ -106,6 +115,8 @@ _BUTTON_OF_KEY = {Key.BACK: "Back", Key.HOME: "Home", Key.ENTER: "Enter", Key.RE
 _KEY_NAMES = {**_BUTTONS, "recent": Key.RECENT, "app_switch": Key.RECENT, "keycode_back": Key.BACK}
 _THOUGHT_TAGS = re.compile(r"</?(?:think|thinking)>|^\s*Thought\s*:\s*", re.IGNORECASE)
 _FAILED = ("fail", "failure", "failed")
+# Verbs of the computer-use tool that GUI fine-tunes also write on phones.
+_VERB_SYNONYMS = {"left_click": "click", "tap": "click"}
 
 
 def _json_object(text: str, reply: str) -> dict[str, Any]:
@@ -168,22 +179,32 @@ class QwenVL(ModelFamily):
         return " ".join(clean_reply(turn.reply).split())[:200] or "(empty reply)"
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
+        """Every ``<tool_call>`` in order: the tool-call format lets a model call several tools in one turn, so
+        several calls are performed in order, each through the guards. With no ``<tool_call>`` the first JSON
+        object of the reply is read (fine-tunes use other delimiters, or drop the wrapper and the name)."""
         raw, thought, rest = split_reply(text, reasoning)
         thought, rest = (thought, rest) if thought else split_think(rest, "<thinking>", "</thinking>")
         start = rest.find("<tool_call>")
         if start < 0:
             if "{" not in rest:
                 raise fail("no <tool_call>...</tool_call> in the reply", raw)
-            body, head = rest, rest[: rest.find("{")]
+            bodies, head = [rest], rest[: rest.find("{")]
         else:
-            body, head = tag_body(rest, "tool_call") or "", rest[:start]
+            bodies, head = tag_bodies(rest, "tool_call"), rest[:start]
         if not thought:
             thought = _THOUGHT_TAGS.sub("", head).strip()
-        call_obj = _json_object(body, raw)
-        name = call_obj.get("name")
-        if name != TOOL_NAME:
-            raise fail(f"unknown tool {name!r}: expected {TOOL_NAME!r}", raw)
-        arguments = call_obj.get("arguments")
+        calls = [self._call_of(_json_object(body, raw), raw) for body in bodies]
+        return parsed_sequence((self._action_of(call, geometry) for call in calls), thought)
+
+    @staticmethod
+    def _call_of(call_obj: dict[str, Any], raw: str) -> Call:
+        if "name" not in call_obj and "arguments" not in call_obj and "action" in call_obj:
+            arguments: Any = call_obj  # the arguments object alone, without the tool name around it
+        else:
+            name = call_obj.get("name")
+            if name != TOOL_NAME:
+                raise fail(f"unknown tool {name!r}: expected {TOOL_NAME!r}", raw)
+            arguments = call_obj.get("arguments")
         if isinstance(arguments, str):
             arguments = _json_object(arguments, raw)
         if not isinstance(arguments, dict):
@@ -192,7 +213,7 @@ class QwenVL(ModelFamily):
         if not isinstance(verb, str):
             raise fail("the tool call's arguments have no action", raw)
         kwargs = {k: v for k, v in arguments.items() if k != "action"}
-        return Parsed(self._action_of(Call(verb, kwargs, raw), geometry), thought)
+        return Call(_VERB_SYNONYMS.get(verb, verb), kwargs, raw)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:
         verb, reply = call.name, call.reply

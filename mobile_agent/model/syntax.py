@@ -82,19 +82,11 @@ def tag_body(text: str, tag: str) -> str | None:
     return (text[start:] if end < 0 else text[start:end]).strip()
 
 
-def extract_call(text: str) -> str | None:
-    """The first ``name(...)`` in ``text`` up to its matching parenthesis (quote-aware), or a bare name.
-
-    Anything after the call is dropped. When the parentheses never balance the rest of the text is returned,
-    so the caller's parse fails with the whole story in the message.
-    """
-    match = _CALL_START.search(text)
-    if match is None:
-        bare = _BARE_NAME.match(text)
-        return bare.group(1) if bare else None
+def _call_end(text: str, open_paren: int) -> int:
+    """The index just past the parenthesis matching ``text[open_paren]`` (quote-aware); len(text) if none."""
     depth = 0
     quote: str | None = None
-    i = match.end() - 1
+    i = open_paren
     while i < len(text):
         ch = text[i]
         if quote:
@@ -110,9 +102,53 @@ def extract_call(text: str) -> str | None:
         elif ch in ")]}":
             depth -= 1
             if depth == 0:
-                return text[match.start() : i + 1]
+                return i + 1
         i += 1
-    return text[match.start() :].strip()
+    return len(text)
+
+
+def extract_call(text: str) -> str | None:
+    """The first ``name(...)`` in ``text`` up to its matching parenthesis (quote-aware), or a bare name.
+
+    Anything after the call is dropped. When the parentheses never balance the rest of the text is returned,
+    so the caller's parse fails with the whole story in the message.
+    """
+    calls = extract_calls(text, limit=1)
+    return calls[0] if calls else None
+
+
+# What may stand between two calls of one sequence: whitespace, commas, semicolons, '&' (UI-TARS' separator).
+_BETWEEN_CALLS = re.compile(r"[\s,;&]*")
+
+
+def extract_calls(text: str, limit: int | None = None) -> list[str]:
+    """The first call in ``text`` and every call that follows it separated only by ``, ; &`` or whitespace.
+
+    Prose after a call ends the sequence (``click(..) then wait()`` is one click), as in ``extract_call``.
+    """
+    match = _CALL_START.search(text)
+    if match is None:
+        bare = _BARE_NAME.match(text)
+        return [bare.group(1)] if bare else []
+    calls: list[str] = []
+    while match is not None and (limit is None or len(calls) < limit):
+        end = _call_end(text, match.end() - 1)
+        calls.append(text[match.start() : end].strip())
+        gap = _BETWEEN_CALLS.match(text, end)
+        match = _CALL_START.match(text, gap.end() if gap else end)
+    return calls
+
+
+def calls_at(text: str, marker: re.Pattern[str]) -> list[str]:
+    """Every call starting at ``marker`` that is not inside an earlier one (a call quoted in a string is)."""
+    calls: list[str] = []
+    pos = 0
+    while (match := marker.search(text, pos)) is not None:
+        open_paren = text.index("(", match.start())
+        end = _call_end(text, open_paren)
+        calls.append(text[match.start() : end].strip())
+        pos = end
+    return calls
 
 
 @dataclass
@@ -194,6 +230,14 @@ def _literal_kwargs(src: str, reply: str) -> dict[str, Any]:
     return out
 
 
+_CURLY_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def _straight_quotes(src: str) -> str:
+    """``action=\u201cTap\u201d``: curly quotes used as string delimiters (tried only when the literal fails)."""
+    return src.translate(_CURLY_QUOTES)
+
+
 _KWARG_START = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=\s*(['\"])")
 
 
@@ -225,7 +269,7 @@ def parse_call(expr: str, reply: str, text_keys: frozenset[str] = frozenset()) -
     name, src = shape.group(1), shape.group(2).strip()
     if not src:
         return Call(name, {}, reply)
-    attempts = (src, src.replace("\r", "\\r").replace("\n", "\\n"))
+    attempts = (src, src.replace("\r", "\\r").replace("\n", "\\n"), _straight_quotes(src))
     for attempt in attempts:
         try:
             return Call(name, _literal_kwargs(attempt, reply), reply)
@@ -243,6 +287,30 @@ def parse_first_call(text: str, reply: str, missing: str, text_keys: frozenset[s
     if not expr:
         raise fail(missing, reply)
     return parse_call(expr, reply, text_keys)
+
+
+def parse_calls(text: str, reply: str, missing: str, text_keys: frozenset[str] = frozenset()) -> list[Call]:
+    """Every call of the sequence ``extract_calls`` finds, parsed; ParseError ``missing`` when there is none."""
+    exprs = extract_calls(text)
+    if not exprs:
+        raise fail(missing, reply)
+    return [parse_call(expr, reply, text_keys) for expr in exprs]
+
+
+def tag_bodies(text: str, tag: str) -> list[str]:
+    """The text inside every ``<tag>...</tag>``, in order; the last runs to the end when left unclosed."""
+    bodies: list[str] = []
+    pos = 0
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    while (start := text.find(opening, pos)) >= 0:
+        start += len(opening)
+        end = text.find(closing, start)
+        if end < 0:
+            bodies.append(text[start:].strip())
+            break
+        bodies.append(text[start:end].strip())
+        pos = end + len(closing)
+    return bodies
 
 
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -269,14 +337,18 @@ __all__ = [
     "PARSE_HINT",
     "ReplyParts",
     "clean_reply",
+    "calls_at",
     "extract_call",
+    "extract_calls",
     "fail",
     "join_reasoning",
     "parse_call",
+    "parse_calls",
     "parse_first_call",
     "py_str",
     "split_reply",
     "split_think",
+    "tag_bodies",
     "tag_body",
     "to_pair",
 ]

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind
-from mobile_agent.model.base import PromptContext, text_part
+from mobile_agent.model.base import CoordinateSpace, PromptContext, text_part
 from mobile_agent.model.images import Geometry, ImagePolicy
 from mobile_agent.model.syntax import clean_reply, split_think, tag_body
 from mobile_agent.model.venus2 import VenusFamily
@@ -18,7 +18,7 @@ from mobile_agent.model.venus2 import VenusFamily
 USER_PROMPT = """**你是一个手机图形界面智能体**
 根据用户任务、之前的操作和当前截图，执行下一步操作来完成任务。
 
-### 可用操作（坐标范围：左上角 (0,0) 到右下角 (999,999)）
+### 可用操作（{coordinates}）
 - Click(box=(x1,y1))  点击指定位置
 - LongPress(box=(x1,y1))  长按指定位置，可触发复制、转发、删除等选项
 - Drag(start=(x1,y1), end=(x2,y2))  从起点长按后拖到终点，用于调整布局、滑块验证等
@@ -73,13 +73,17 @@ class UIVenus15(VenusFamily):
     text_verbs = {"CallUser": ActionKind.CALL_USER, "Finished": ActionKind.FINISH}
     supported_kinds = frozenset(ActionKind) - {ActionKind.DOUBLE_TAP, ActionKind.ANSWER}
     format_reminder = "<think>..</think><action> one action call </action><conclusion>..</conclusion>"
+    coordinate_note = "坐标范围：左上角 (0,0) 到右下角 (999,999)"
 
     def compose_messages(self, prompt: PromptContext) -> list[dict[str, Any]]:
         lines = [f"Step {prompt.skipped + i}: {step_line(turn.reply)}" for i, turn in enumerate(prompt.turns)]
         if prompt.skipped:
             lines.insert(0, f"（前 {prompt.skipped} 步已省略）")
         text = USER_PROMPT.format(
-            task=prompt.task, previous="\n".join(lines), hints=prompt.hints_block("应用知识")
+            coordinates=self.coordinate_note,
+            task=prompt.task,
+            previous="\n".join(lines),
+            hints=prompt.hints_block("应用知识"),
         )
         return [{"role": "user", "content": [text_part(text), prompt.screenshot_part()]}]
 
@@ -90,4 +94,16 @@ class UIVenus15(VenusFamily):
         )
 
 
-__all__ = ["UIVenus15", "step_line"]
+class UIVenusNavi(UIVenus15):
+    """UI-Venus-Navi (UI-Venus 1.0): the 1.5 grammar, in absolute pixels of the smart-resized image.
+
+    Its published run logs write ``Click(box=(126, 1052))`` on a phone screenshot: values above 999 that only
+    pixels explain (``tests/data/real_replies``, the ``venusnavi-*`` entries).
+    """
+
+    name = "ui-venus-navi"
+    coordinate_space = CoordinateSpace.IMAGE_PIXELS
+    coordinate_note = "坐标为截图上的像素坐标，左上角为 (0,0)"
+
+
+__all__ = ["UIVenus15", "UIVenusNavi", "step_line"]

@@ -10,9 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from mobile_agent.actions import Action, ActionKind, Key
-from mobile_agent.model.base import CoordinateSpace, ModelFamily, Parsed, PromptContext, text_part
+from mobile_agent.model.base import (
+    CoordinateSpace,
+    ModelFamily,
+    Parsed,
+    PromptContext,
+    parsed_sequence,
+    text_part,
+)
 from mobile_agent.model.images import Geometry, ImagePolicy
-from mobile_agent.model.syntax import Call, fail, parse_first_call, py_str, split_reply, tag_body
+from mobile_agent.model.syntax import Call, fail, parse_calls, py_str, split_reply, tag_bodies
 
 _ACTIONS = """\
 - Click(point=(x1, y1))
@@ -92,13 +99,15 @@ class VenusFamily(ModelFamily):
     point_arg_names: tuple[str, ...] = ("point", "box")
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
+        """Every call of every ``<action>`` block, in order: the official captcha prompt asks for several
+        comma-separated Clicks in one block, so a sequence is part of the format. One unreadable block fails
+        the whole reply: running the rest would act on a plan the model did not finish writing."""
         raw, thought, rest = split_reply(text, reasoning)
-        body = tag_body(rest, "action")
-        if body is None:  # thinking disabled or tags dropped: accept a bare call after the thinking
-            body = rest
+        # Thinking disabled or tags dropped: accept a bare call after the thinking.
+        bodies = tag_bodies(rest, "action") or [rest]
         missing = "no <action>...</action> with an action call in the reply"
-        call = parse_first_call(body, raw, missing, _TEXT_KEYS)
-        return Parsed(self._action_of(call, geometry), thought)
+        calls = [call for body in bodies for call in parse_calls(body, raw, missing, _TEXT_KEYS)]
+        return parsed_sequence((self._action_of(call, geometry) for call in calls), thought)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:
         verb, reply = call.name, call.reply

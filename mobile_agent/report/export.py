@@ -23,8 +23,10 @@ are always those of the image the record names, so pixel-coordinate families sta
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ from mobile_agent.model.families import get_family
 from mobile_agent.model.images import Geometry, PreparedImage, prepare_image
 from mobile_agent.report.selection import action_was_performed
 from mobile_agent.report.verdicts import COMPLETE, EpisodeVerdict, episode_verdict, verification_available
+from mobile_agent.store.files import readable_image
 from mobile_agent.store.records import ActionSource, EpisodeInfo, StepInfo
 from mobile_agent.store.store import TrajectoryStore
 
@@ -60,6 +63,20 @@ class ImageMode(str, Enum):
     REFERENCE = "reference"
 
 
+# A dataset name becomes a file name in the output folder: one plain component, nothing that climbs out of it.
+_DATASET_NAME = re.compile(r"[A-Za-z0-9\u00c0-\uffff][A-Za-z0-9_.\-\u00c0-\uffff]{0,127}")
+
+
+def checked_dataset_name(name: str) -> str:
+    """``name`` when it is a plain file name; UserError for a path (``../x``, ``/abs``, ``a/b``) or odd characters."""
+    if not _DATASET_NAME.fullmatch(name) or ".." in name:
+        raise UserError(
+            f"dataset name {name!r} is not a plain name: it must stay inside the output folder",
+            hint="use letters, digits, '_', '-' and '.', no '/' or '..' (put the folder in -o DIR instead)",
+        )
+    return name
+
+
 @dataclass(frozen=True)
 class ExportOptions:
     format: ExportFormat | str = ExportFormat.SHAREGPT
@@ -69,6 +86,10 @@ class ExportOptions:
     images: ImageMode | str = ImageMode.COPY
     dataset_name: str | None = None  # default mobile_agent_<format>
     prompt: PromptOptions = field(default_factory=PromptOptions)
+
+    def __post_init__(self) -> None:
+        if self.dataset_name is not None:
+            checked_dataset_name(self.dataset_name)
 
     @property
     def name(self) -> str:
@@ -109,14 +130,15 @@ class _Images:
         if key in self._done:
             return self._done[key]
         source = self.store.screenshot_path(step)
-        if source is None or not source.is_file():
+        data = readable_image(source, f"screenshot of step {step.index} of {step.episode_id}")
+        if source is None or data is None:
             return None
         if self.mode is ImageMode.REFERENCE:
-            with Image.open(source) as img:
+            with Image.open(io.BytesIO(data)) as img:
                 size = Size(*img.size)
             picture = _Picture(str(source.resolve()), size)
         else:
-            prepared = prepare_image(source.read_bytes(), family)
+            prepared = prepare_image(data, family)
             name = f"images/{step.episode_id}/{step.index:04d}_{family.name}.jpg"
             target = self.out_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +238,7 @@ class _EpisodeExporter:
                 continue
             picture = self.images.picture(step, self.family)
             if picture is None:
-                self._skip("no screenshot")
+                self._skip("no readable screenshot")
                 continue
             geometry = _geometry(step, picture)
             answer = literal_text(self.family.format(action, geometry, step.thought or ""))
@@ -376,6 +398,7 @@ __all__ = [
     "ExportOptions",
     "ExportResult",
     "ImageMode",
+    "checked_dataset_name",
     "dataset_info_entry",
     "export_episodes",
     "flatten_messages",

@@ -31,6 +31,7 @@ from mobile_agent.report.verdicts import (
     success_status,
     verification_available,
 )
+from mobile_agent.store.files import readable_image
 from mobile_agent.store.records import EpisodeInfo, RunInfo, StepInfo
 from mobile_agent.store.store import TrajectoryStore
 
@@ -105,15 +106,12 @@ def step_duration_ms(step: StepInfo) -> float | None:
 
 def _step_view(store: TrajectoryStore, step: StepInfo, verdict: EpisodeVerdict, thumb_width: int) -> StepView:
     image_uri = None
-    path = store.screenshot_path(step)
-    if path is not None:
-        try:
-            device_width = step.screen.width if step.screen else None
-            image_uri = jpeg_data_uri(annotated_thumbnail(path, step.action, thumb_width, device_width))
-        except OSError as exc:
-            log.warning(
-                "step %d of %s: cannot read its screenshot %s: %s", step.index, step.episode_id, path, exc
-            )
+    data = readable_image(
+        store.screenshot_path(step), f"screenshot of step {step.index} of {step.episode_id}"
+    )
+    if data is not None:
+        device_width = step.screen.width if step.screen else None
+        image_uri = jpeg_data_uri(annotated_thumbnail(data, step.action, thumb_width, device_width))
     timings = {
         name: value
         for name, value in (
@@ -173,8 +171,10 @@ def build_run_view(
 ) -> RunView:
     views = [build_episode_view(store, e.id, thumb_width=thumb_width) for e in episodes]
     apps: dict[str, Counter[str]] = {}
+    verified: Counter[str] = Counter()  # episodes with a verdict, per app: no verdict at all is "n/a", not 0 %
     for view in views:
         apps.setdefault(view.app, Counter())[_bucket(view.status)] += 1
+        verified[view.app] += 1 if view.verdict.verified else 0
     order = [COMPLETE, UNVERIFIED_FINISH, "partial", "infeasible", "failed", "other"]
     by_app = [
         {
@@ -182,7 +182,7 @@ def build_run_view(
             "episodes": sum(counts.values()),
             "complete": counts[COMPLETE],
             "unverified": counts[UNVERIFIED_FINISH],
-            "rate": counts[COMPLETE] / sum(counts.values()),
+            "rate": counts[COMPLETE] / sum(counts.values()) if verified[app] else None,
         }
         for app, counts in sorted(apps.items())
     ]
@@ -220,7 +220,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["ms"] = lambda value: "" if value is None else f"{value:,.0f} ms"
-    env.filters["percent"] = lambda value: f"{100 * value:.0f}%"
+    env.filters["percent"] = lambda value: "n/a" if value is None else f"{100 * value:.0f}%"
     env.filters["when"] = lambda value: value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
     return env
 

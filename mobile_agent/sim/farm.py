@@ -172,6 +172,13 @@ class SimFarm:
         if n < 1:
             raise UserError(f"a farm needs at least one phone, got {n}", "pass n >= 1")
         lookup_profile(profile)  # a UserError for an unknown name, before anything starts
+        if base_port is not None and not 1 <= base_port <= 65536 - n:
+            raise UserError(
+                f"--base-port {base_port} with {n} phone(s) needs ports up to {base_port + n - 1}; ports end at 65535",
+                f"pick a base port from 1024 to {65536 - n}",
+            )
+        if adb_port is not None and not 1 <= adb_port <= 65535:
+            raise UserError(f"adb port {adb_port} is not a TCP port", "pick a port from 1024 to 65535")
         self.n = n
         self.profile = profile
         self.scenario = scenario

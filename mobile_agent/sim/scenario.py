@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mobile_agent.apps.yamlsrc import compose_yaml
 from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.sim.state import Dish, Shop, SimState, WorldData
 from mobile_agent.sim.world.base import Page
@@ -176,6 +177,13 @@ class Scenario(BaseModel):
             phone.tasks.launch_locked(self.start.app)
             if self.start.screen:
                 app = phone.packages.app(self.start.app)
+                problem = app.screen_problem(self.start.screen, self.start.params)
+                if problem is not None:
+                    raise ConfigError(
+                        f"scenario {self.name!r}: start.screen {self.start.screen!r}: {problem}",
+                        "see mobile_agent/sim/world/traps.py for the shared screens and their params",
+                        path=self.source,
+                    )
                 page = Page(self.start.screen, app.activity_for(self.start.screen), dict(self.start.params))
                 phone.tasks.push_page(phone.tasks.running[self.start.app], page)
 
@@ -242,16 +250,8 @@ def _scalar(node: yaml.Node) -> Any:
 
 
 def load_yaml_with_lines(text: str, path: str) -> tuple[Any, dict[tuple, int]]:
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(
-            f"not valid YAML: {getattr(exc, 'problem', exc)}",
-            "fix the YAML syntax",
-            path=path,
-            line=mark.line + 1 if mark else None,
-        ) from None
+    loader, node = compose_yaml(text, path)  # bounded: size, depth, aliases
+    loader.dispose()
     lines: dict[tuple, int] = {}
     if node is None:
         return {}, lines

@@ -5,6 +5,7 @@ Modules that add tables declare them on ``schema.Base`` and are imported here (f
 module that defines them: ``mobile_agent.store.store.TrajectoryStore``, ``mobile_agent.store.records.StepRecord``.
 """
 
+import mobile_agent.store.answers  # noqa: F401 - registers the pause-answers table on Base
 import mobile_agent.store.judgments  # noqa: F401 - registers the judgments table on Base
 import mobile_agent.store.pauses  # noqa: F401 - registers the pauses table on Base
 import mobile_agent.store.phones  # noqa: F401 - registers the farm-devices table on Base

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from mobile_agent.actions import Action, Outcome, Size
+from mobile_agent.privacy.redact import scrub_secrets
 from mobile_agent.store.records import (
     ActionSource,
     DeviceInfo,
@@ -19,10 +20,15 @@ from mobile_agent.store.records import (
     StepRecord,
     StepTimings,
 )
-from mobile_agent.store.redact import scrub_secrets
 from mobile_agent.store.schema import DeviceRow, EpisodeRow, RunRow, StepRow
 
 log = logging.getLogger(__name__)
+
+# A reply, thought or error longer than this is cut in the store (a 5 MB reply would bloat every report and
+# export); the note says how long it was. Characters, not bytes: the column is text.
+MAX_STORED_TEXT = 256 * 1024
+# Integer columns are 32-bit on PostgreSQL; a token count outside that range is an endpoint's nonsense.
+MAX_STORED_COUNT = 2**31 - 1
 
 
 def now_utc() -> datetime:
@@ -41,6 +47,22 @@ def as_utc(value: datetime | float | None) -> datetime | None:
 def json_safe(value: Any) -> Any:
     """Secret-free and JSON-serialisable (paths, datetimes and the like become strings)."""
     return json.loads(json.dumps(scrub_secrets(value), default=str))
+
+
+def clip_text(text: str | None, limit: int = MAX_STORED_TEXT) -> str | None:
+    """``text``, or its first ``limit`` characters and a note saying how long it was."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[truncated by mobile-agent: {len(text)} characters, the first {limit} kept]"
+
+
+def stored_count(value: object) -> int | None:
+    """A token count as the store keeps it: an int clamped to 0..MAX_STORED_COUNT; None when it is not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN
+        return None
+    if value in (float("inf"), float("-inf")):
+        return MAX_STORED_COUNT if value > 0 else 0
+    return max(0, min(int(value), MAX_STORED_COUNT))
 
 
 def step_row(
@@ -66,9 +88,9 @@ def step_row(
         foreground_app=step.foreground_app,
         foreground_activity=step.foreground_activity,
         hierarchy_path=hierarchy_rel,
-        raw_reply=step.raw_reply,
-        reasoning=step.reasoning,
-        thought=step.thought,
+        raw_reply=clip_text(step.raw_reply),
+        reasoning=clip_text(step.reasoning),
+        thought=clip_text(step.thought),
         action=step.action.to_dict() if step.action is not None else None,
         action_source=ActionSource(step.action_source).value,
         guard_decisions=json_safe(list(step.guard_decisions)),
@@ -77,11 +99,12 @@ def step_row(
         act_ms=timings.act_ms,
         settle_ms=timings.settle_ms,
         total_ms=timings.total_ms,
-        prompt_tokens=step.prompt_tokens,
-        completion_tokens=step.completion_tokens,
+        prompt_tokens=stored_count(step.prompt_tokens),
+        completion_tokens=stored_count(step.completion_tokens),
         model_latency_ms=step.model_latency_ms,
         error_kind=step.error_kind,
-        error_text=step.error_text,
+        error_text=clip_text(step.error_text),
+        status=step.status,
     )
 
 
@@ -122,6 +145,7 @@ def step_info(row: StepRow) -> StepInfo:
         error_kind=row.error_kind,
         error_text=row.error_text,
         attempt=row.attempt,
+        status=row.status,
         screenshot_path=row.screenshot_path,
         screenshot_sha256=row.screenshot_sha256,
         screenshot_bytes=row.screenshot_bytes,
@@ -185,7 +209,10 @@ def device_info(row: DeviceRow) -> DeviceInfo:
 
 
 __all__ = [
+    "MAX_STORED_COUNT",
+    "MAX_STORED_TEXT",
     "as_utc",
+    "clip_text",
     "device_info",
     "episode_info",
     "json_safe",
@@ -193,4 +220,5 @@ __all__ = [
     "run_info",
     "step_info",
     "step_row",
+    "stored_count",
 ]

@@ -13,7 +13,7 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
 from mobile_agent.errors import UserError
-from mobile_agent.store.redact import redact_url
+from mobile_agent.privacy.redact import redact_text, redact_url
 
 DB_ENV = "MOBILE_AGENT_DB"
 DATA_ENV = "MOBILE_AGENT_DATA"
@@ -125,7 +125,31 @@ def create_store_engine(location: StoreLocation) -> Engine:
         raise UserError(f"bad database URL {location.display_url!r}: {exc}", hint=URL_HINT) from exc
     if location.is_sqlite:
         _configure_sqlite(engine)
+    _redact_parameters(engine)
     return engine
+
+
+def _redact_parameters(engine: Engine) -> None:
+    """Every text value sent to the database passes ``redact_text`` first: whatever a caller forgot (an endpoint
+    echoing the API key in an error body, a key in a URL), no secret reaches a row. JSON is text by then too."""
+
+    def clean(value: Any) -> Any:
+        return redact_text(value) if isinstance(value, str) else value
+
+    def clean_set(params: Any) -> Any:
+        if isinstance(params, dict):
+            return {key: clean(value) for key, value in params.items()}
+        if isinstance(params, (list, tuple)):
+            return type(params)(clean(value) for value in params)
+        return params
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _before(
+        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+    ) -> Any:
+        if executemany and isinstance(parameters, (list, tuple)):
+            return statement, type(parameters)(clean_set(p) for p in parameters)
+        return statement, clean_set(parameters)
 
 
 def _configure_sqlite(engine: Engine) -> None:

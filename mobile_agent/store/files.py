@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from mobile_agent.errors import StoreError
+
+log = logging.getLogger(__name__)
 
 JPEG_MAGIC = b"\xff\xd8\xff"
 JPEG_QUALITY = 90
@@ -74,8 +77,40 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def readable_image(path: Path | None, what: str) -> bytes | None:
+    """The bytes of the image at ``path`` when it decodes completely; None, with a warning, when it is missing,
+    truncated or not an image (a report, an export or an evaluation skips it and goes on)."""
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes()
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()  # a truncated JPEG opens fine and fails only here
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        log.warning("the %s %s is not a readable image (%s); skipped", what, path, exc)
+        return None
+    return data
+
+
+def inside_root(root: Path, relative: str | None, what: str) -> Path | None:
+    """``root / relative`` when it stays inside ``root`` (symlinks followed); None, with a warning, when it leads
+    out (an edited or foreign row must not make a report embed, or an export copy, an arbitrary file)."""
+    if relative is None:
+        return None
+    base = root.resolve()
+    path = (base / relative).resolve()
+    if not path.is_relative_to(base):
+        log.warning("the %s path %r points outside the store %s; skipped", what, relative, base)
+        return None
+    return path
+
+
 __all__ = [
     "as_jpeg",
+    "inside_root",
+    "readable_image",
     "hierarchy_name",
     "screenshot_name",
     "sha256_bytes",

@@ -18,8 +18,8 @@ from sqlalchemy import Float, ForeignKey, Index, Integer, String, Text, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mobile_agent.errors import StoreError
+from mobile_agent.privacy.redact import redact_url
 from mobile_agent.store.convert import json_safe, now_utc
-from mobile_agent.store.redact import redact_url
 from mobile_agent.store.schema import Base, EpisodeRow, JSONType, UTCDateTime
 from mobile_agent.store.store import TrajectoryStore
 

@@ -396,6 +396,7 @@ def reclaim_tasks(
     dead_workers: Iterable[str] = (),
     expired: bool = True,
     results: Mapping[tuple[int, int], tuple[str, str, str | None]] | None = None,
+    live_workers: Iterable[str] = (),
 ) -> list[Reclaimed]:
     """Take back claimed tasks whose worker is known dead or whose lease expired. Not counted as failures.
 
@@ -403,6 +404,7 @@ def reclaim_tasks(
     with a result before the worker died: those tasks are marked done with it instead of being run again.
     """
     dead = set(dead_workers)
+    live = set(live_workers)  # never taken back from these (the caller itself), even with a lapsed lease
     ended = dict(results or {})
     with store.write_session() as session:
         now = now_utc()
@@ -415,7 +417,7 @@ def reclaim_tasks(
         for row in session.scalars(query).all():
             gone = row.worker in dead
             lapsed = expired and row.lease_until is not None and row.lease_until < now
-            if not (gone or lapsed):
+            if not (gone or lapsed) or row.worker in live:
                 continue
             result = ended.get((row.id, row.attempts))
             attempt = update(QueueAttemptRow).where(

@@ -92,6 +92,7 @@ class StepRecord:
     error_kind: str | None = None
     error_text: str | None = None
     attempt: int = 1
+    status: str | None = None  # intent | done | failed (mobile_agent.store.owners); None: done (older stores)
 
 
 @dataclass(frozen=True, kw_only=True)

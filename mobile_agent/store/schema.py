@@ -25,7 +25,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
+from mobile_agent.store.process import this_process
+
+SCHEMA_VERSION = 2  # 2: episodes.owner, episodes.heartbeat_at, steps.status (mobile_agent.store.migrate)
 
 ID_LENGTH = 12  # hex characters in a run or episode id
 
@@ -101,6 +103,10 @@ class EpisodeRow(Base):
     step_count: Mapped[int] = mapped_column(Integer, default=0)
     source_episode_id: Mapped[str | None] = mapped_column(ForeignKey("episodes.id", ondelete="SET NULL"))
     meta: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    # The process that runs it (host:pid:start, set on insert) and when it last said so; a later command that
+    # finds the owner gone ends the episode as interrupted (mobile_agent.store.owners).
+    owner: Mapped[str | None] = mapped_column(String(256), default=this_process)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=lambda: datetime.now(timezone.utc))
 
 
 class StepRow(Base):
@@ -141,6 +147,9 @@ class StepRow(Base):
 
     error_kind: Mapped[str | None] = mapped_column(String(128))
     error_text: Mapped[str | None] = mapped_column(Text)
+    # intent: decided and committed before the phone was touched (its effect may be on the phone); done: performed;
+    # failed: acting raised (error_text says why; the effect is unknown). NULL: written by schema version 1 (done).
+    status: Mapped[str | None] = mapped_column(String(16))
 
 
 class DeviceRow(Base):

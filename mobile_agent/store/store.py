@@ -32,7 +32,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mobile_agent.actions import Outcome
 from mobile_agent.errors import StoreError, UserError
+from mobile_agent.privacy.redact import redact_url
 from mobile_agent.store.convert import (
+    clip_text,
     device_info,
     episode_info,
     json_safe,
@@ -48,14 +50,18 @@ from mobile_agent.store.engine import (
     make_directory,
     resolve_location,
 )
+from mobile_agent.store.faults import open_hint, refuse_foreign_database, store_fault, store_faults
 from mobile_agent.store.files import (
     as_jpeg,
     hierarchy_name,
+    inside_root,
     screenshot_name,
     sha256_bytes,
     write_atomic,
 )
 from mobile_agent.store.integrity import IntegrityChecker
+from mobile_agent.store.migrate import migrate
+from mobile_agent.store.owners import end_gone_episodes
 from mobile_agent.store.records import (
     ActionSource,
     DeviceInfo,
@@ -66,7 +72,6 @@ from mobile_agent.store.records import (
     StepInfo,
     StepRecord,
 )
-from mobile_agent.store.redact import redact_url
 from mobile_agent.store.schema import (
     ID_LENGTH,
     SCHEMA_VERSION,
@@ -127,9 +132,12 @@ class TrajectoryStore:
         engine = create_store_engine(location)
         store = cls(engine, location)
         try:
+            refuse_foreign_database(engine, location.display_url)
             store.create_tables()
+            migrate(engine)
             store._check_schema_version()
             make_directory(location.root)
+            store._end_gone_episodes()
         except DBAPIError as exc:
             engine.dispose()
             first_line = (
@@ -137,7 +145,7 @@ class TrajectoryStore:
             )
             raise UserError(
                 f"cannot open the database {location.display_url}: {first_line}",
-                hint="check the URL (--db / MOBILE_AGENT_DB), that the server is up and the credentials are right",
+                hint=open_hint(exc, location.display_url),
             ) from exc
         except BaseException:
             engine.dispose()
@@ -155,6 +163,12 @@ class TrajectoryStore:
             Base.metadata.create_all(self._engine)
 
     def _check_schema_version(self) -> None:
+        with self.read_session() as session:  # a read first, so a read-only store still opens for reading
+            known = session.get(SchemaInfoRow, "schema_version")
+            stored_text = known.value if known is not None else None
+        if stored_text is not None:
+            self._refuse_newer(int(stored_text) if stored_text.isdigit() else SCHEMA_VERSION + 1)
+            return
         try:
             with self.write_session() as session:
                 row = session.get(SchemaInfoRow, "schema_version")
@@ -164,11 +178,21 @@ class TrajectoryStore:
                 stored = int(row.value)
         except IntegrityError:
             return  # another process wrote the version row first
+        self._refuse_newer(stored)
+
+    def _refuse_newer(self, stored: int) -> None:
         if stored > SCHEMA_VERSION:
             raise UserError(
                 f"the database {self.url} has schema version {stored}; this mobile-agent knows {SCHEMA_VERSION}",
                 hint="upgrade mobile-agent, or point --db at another database",
             )
+
+    def _end_gone_episodes(self) -> None:
+        """Episodes left running by a process that is gone end as interrupted (mobile_agent.store.owners)."""
+        try:
+            end_gone_episodes(self)
+        except (DBAPIError, StoreError) as exc:  # a read-only or busy store still opens; the next command tries
+            log.warning("could not end the episodes of stopped processes: %s", getattr(exc, "orig", exc))
 
     def close(self) -> None:
         self._engine.dispose()
@@ -202,13 +226,14 @@ class TrajectoryStore:
 
     @contextmanager
     def write_session(self) -> Iterator[Session]:
-        """A session in a transaction that commits on exit. For modules that add tables (task queue, judgments)."""
-        with self._write_lock, self._writes.begin() as session:
+        """A session in a transaction that commits on exit. For modules that add tables (task queue, judgments).
+        A full disk, a read-only or locked database comes out as a one-line StoreError with a hint."""
+        with store_faults(self.describe_location()), self._write_lock, self._writes.begin() as session:
             yield session
 
     @contextmanager
     def read_session(self) -> Iterator[Session]:
-        with self._read_lock, self._reads() as session:
+        with store_faults(self.describe_location()), self._read_lock, self._reads() as session:
             yield session
 
     # ----------------------------------------------------------------------------------------------------- runs
@@ -300,8 +325,8 @@ class TrajectoryStore:
                 raise StoreError(f"episode {episode_id} already ended ({row.outcome})")
             row.status = EpisodeStatus.ENDED.value
             row.outcome = value
-            row.outcome_detail = detail
-            row.answer = answer
+            row.outcome_detail = clip_text(detail)
+            row.answer = clip_text(answer)
             row.ended_at = now_utc()
         log.debug("episode %s ended: %s", episode_id, value)
         return episode_info(row)
@@ -410,9 +435,11 @@ class TrajectoryStore:
         except IntegrityError as exc:
             # Another writer recorded this index in the meantime; its files are the ones on disk now.
             raise StoreError(f"episode {episode_id} already has a step {step.index}") from exc
-        except BaseException:
+        except BaseException as exc:
             for path in written:
                 path.unlink(missing_ok=True)
+            if isinstance(exc, OSError):  # a file: disk full, read-only folder
+                raise store_fault(exc, self.describe_location()) from exc
             raise
         return step_info(row)
 
@@ -452,11 +479,11 @@ class TrajectoryStore:
             return step_info(row)
 
     def screenshot_path(self, step: StepInfo) -> Path | None:
-        """Absolute path of the step's JPEG, or None when the step has no screenshot."""
-        return self.root / step.screenshot_path if step.screenshot_path is not None else None
+        """Absolute path of the step's JPEG; None when it has none or its stored path leads out of the store."""
+        return inside_root(self.root, step.screenshot_path, f"screenshot of step {step.index} of {step.episode_id}")
 
     def hierarchy_path(self, step: StepInfo) -> Path | None:
-        return self.root / step.hierarchy_path if step.hierarchy_path is not None else None
+        return inside_root(self.root, step.hierarchy_path, f"hierarchy of step {step.index} of {step.episode_id}")
 
     # -------------------------------------------------------------------------------------------------- devices
     def upsert_device(

@@ -1,11 +1,14 @@
 """Safety in a batch on simulated phones: a WeChat send goes through with ``--allow send@com.tencent.mm`` (on
 `batch`, or stored with the run by `submit` and applied by `worker`); without it the episodes pause as needs_user,
-are recorded exactly once, and the phones they paused on get no further task while they are reserved (`devices`
-shows them as reserved), then come back when the reservation lapses."""
+are recorded exactly once, wait for a person within the hold (one phone at most held, the other keeps working),
+then end as needs_user:expired, and `batch --resume` queues them again."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -100,48 +103,54 @@ def test_an_allowed_send_finishes_in_batch_and_through_submit_and_worker(
     assert sent(farm) == 4
 
 
-def test_without_the_allow_sends_pause_and_their_phones_are_held(sim_farm, model, tmp_path: Path) -> None:
-    farm = sim_farm(3, scenario="wechat_send")
-    two_phones = write_devices(tmp_path / "two.yaml", farm, farm.serials[:2])
-    all_phones = write_devices(tmp_path / "devices.yaml", farm)
+def test_without_the_allow_sends_wait_for_a_person_within_the_hold_then_expire(
+    sim_farm, model, tmp_path: Path
+) -> None:
+    farm = sim_farm(2, scenario="wechat_send")
+    devices = write_devices(tmp_path / "devices.yaml", farm)
     tasks = write_tasks(tmp_path / "tasks.yaml", sends=2, drills=3)
     db = f"sqlite:///{tmp_path / 'farm.db'}"
-    common = ["--db", db, "--base-url", model.base_url]
+    common = ["--db", db, "--base-url", model.base_url, "--devices", str(devices)]
 
-    # Both phones take a send first (priority); both pause; nobody is left to run the drills: the batch stops
-    # (stalled) instead of waiting for people, with the drills still pending.
-    stalled = invoke("batch", str(tasks), "--devices", str(two_phones), *common, "--stall", "1", code=1)
-    assert stalled["by_outcome"] == {"needs_user": 2, "pending": 3}
-    assert stalled["retries"] == 0 and stalled["episodes"] == 2 and len(stalled["waiting"]) == 2
-    assert stalled["successes"] == 0 and sent(farm) == 0
-
-    listed = invoke("devices", "--devices", str(all_phones), "--db", db, "--no-probe")
-    states = {row["serial"]: row for row in listed}
+    # Both phones take a send first (priority); both pause. At most one phone is held for a person (25 % of two,
+    # and never both): the other runs the drills. Nobody answers: the batch ends when the hold lapses (not at a
+    # stall timeout), exit 1, the sends needs_user:expired (never a success), nothing sent.
+    t0 = time.monotonic()
+    ended = invoke("batch", str(tasks), *common, "--hold", "3", "--stall", "600", code=1)
+    assert time.monotonic() - t0 < 120
+    assert ended["by_outcome"] == {"needs_user:expired": 2, "finished": 3}
+    assert ended["retries"] == 0 and ended["episodes"] == 5 and len(ended["expired"]) == 2
+    assert ended["successes"] == 0 and ended["waiting"] == [] and sent(farm) == 0
     with TrajectoryStore.open(db) as store:
-        held = {pauses.open_pause(store, e).device: e for e in stalled["waiting"]}
-    assert sorted(held) == sorted(farm.serials[:2])
-    for serial, episode_id in held.items():
-        assert states[serial]["state"] == "reserved" and states[serial]["reserved_by"] == episode_id
-    assert states[farm.serials[2]]["state"] == "online" and states[farm.serials[2]]["reserved_by"] is None
+        drills = [
+            e for e in store.list_episodes(run_id=ended["run_id"], limit=None) if e.id not in ended["expired"]
+        ]
+        held = [p for e in ended["expired"] for p in pauses.pauses(store, e)]
+    assert len({e.device for e in drills}) >= 1 and all(p.status == "expired" for p in held)
 
-    # With a third phone the run finishes there; the held phones get nothing, the paused sends are not rerun.
-    run_id = stalled["run_id"]
-    summary = invoke("batch", "--resume", run_id, "--devices", str(all_phones), "--db", db)
-    assert summary["by_outcome"] == {"needs_user": 2, "finished": 3}
-    assert summary["retries"] == 0 and summary["episodes"] == 5 and summary["successes"] == 0
-    assert sorted(summary["waiting"]) == sorted(stalled["waiting"])
+    # --resume queues the expired tasks again: a fresh attempt each. An earlier attempt got as far as the send,
+    # so the new one asks again before anything consequential (farm/scheduler/prior.py), and expires again.
+    run_id = ended["run_id"]
+    summary = invoke("batch", "--resume", run_id, *common, "--allow", "send@com.tencent.mm", code=1)
+    assert summary["by_outcome"] == {"needs_user:expired": 2, "finished": 3}
+    assert summary["retries"] == 2 and summary["episodes"] == 7 and sent(farm) == 0
+    assert not set(summary["expired"]) & set(ended["expired"])  # the new attempts' episodes
     with TrajectoryStore.open(db) as store:
         episodes = store.list_episodes(run_id=run_id, limit=None)
-        assert all(e.status is EpisodeStatus.ENDED for e in episodes)
-        assert {e.device for e in episodes if e.id not in held.values()} == {farm.serials[2]}
+        assert len(episodes) == 7 and all(e.status is EpisodeStatus.ENDED for e in episodes)
 
 
-def test_a_phone_comes_back_after_a_short_reservation(sim_farm, model, tmp_path: Path) -> None:
-    farm = sim_farm(1, scenario="wechat_send")
+def test_a_batch_where_every_task_needs_a_person_lists_every_waiting_episode(
+    sim_farm, model, tmp_path: Path
+) -> None:
+    farm = sim_farm(2, scenario="wechat_send")
     devices = write_devices(tmp_path / "devices.yaml", farm)
-    tasks = write_tasks(tmp_path / "tasks.yaml", sends=1, drills=2)
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text(
+        yaml.safe_dump({"tasks": [{"task": SEND, "app": "微信", "repeats": 2}]}, allow_unicode=True)
+    )
     db = f"sqlite:///{tmp_path / 'farm.db'}"
-    summary = invoke(
+    args = [
         "batch",
         str(tasks),
         "--devices",
@@ -150,12 +159,16 @@ def test_a_phone_comes_back_after_a_short_reservation(sim_farm, model, tmp_path:
         db,
         "--base-url",
         model.base_url,
-        "--reserve",
-        "1",
+        "--hold",
+        "2",
+    ]
+    t0 = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "mobile_agent.cli.app", *args], capture_output=True, text=True, timeout=300
     )
-    assert summary["by_outcome"] == {"needs_user": 1, "finished": 2}
-    with TrajectoryStore.open(db) as store:
-        [episode_id] = summary["waiting"]
-        pause = pauses.open_pause(store, episode_id)
-        drills = [e for e in store.list_episodes(run_id=summary["run_id"], limit=None) if e.id != episode_id]
-        assert len(drills) == 2 and all(e.started_at >= pause.reserved_until for e in drills)
+    assert time.monotonic() - t0 < 120
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert out.count("mobile-agent inbox answer") >= 2  # each question with the command that answers it
+    assert "waiting for a person" in out and "expired (nobody answered in time): 2" in out
+    assert "mobile-agent batch --resume" in out and sent(farm) == 0

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Key, Size
-from mobile_agent.errors import ModelError, ModelUnavailable, ParseError
+from mobile_agent.errors import ModelError, ModelUnavailable, ParseError, UserError
 from mobile_agent.model.client import ModelClient
 from mobile_agent.model.families import FAMILIES, get_family
 from mobile_agent.sim.servers.model_server import NO_SCRIPT_MESSAGE, Script, SimModelServer, Turn
@@ -62,14 +62,18 @@ def test_every_family_round_trips_a_scripted_episode(name: str) -> None:
     assert actions[1].kind is ActionKind.TAP and near(actions[1].point, (540, 432))
     assert actions[2] == Action.type("晚上好")
     assert actions[3].kind is ActionKind.SWIPE and near(actions[3].point, (540, 1920))
-    if name != "ui-tars":  # UI-TARS writes a swipe as a scroll: the end point is its own convention
+    if name not in (
+        "ui-tars",
+        "doubao-ui-tars",
+    ):  # they write a swipe as a scroll: the end is their convention
         assert near(actions[3].end, (540, 480))
     assert actions[4] == Action.press(Key.BACK)
     assert actions[5].kind is ActionKind.FINISH
 
 
-def test_plain_and_streamed_replies_agree_and_reasoning_is_split() -> None:
-    with SimModelServer(scripts=[SCRIPTS], split_reasoning=True) as srv:
+@pytest.mark.parametrize("field", ["reasoning", "reasoning_content"])
+def test_plain_and_streamed_replies_agree_and_reasoning_is_split(field: str) -> None:
+    with SimModelServer(scripts=[SCRIPTS], split_reasoning=True, reasoning_field=field) as srv:
         sdk = openai.OpenAI(base_url=srv.base_url, api_key="EMPTY", max_retries=0, timeout=5)
         ask = [{"role": "user", "content": WECHAT}]
         plain = sdk.chat.completions.create(
@@ -77,7 +81,9 @@ def test_plain_and_streamed_replies_agree_and_reasoning_is_split() -> None:
         )
         message = plain.choices[0].message
         assert message.content == "<action>LaunchApp(app='微信')</action>"
-        assert message.model_extra["reasoning_content"] == "打开微信"
+        assert message.model_extra[field] == "打开微信"
+        other = "reasoning_content" if field == "reasoning" else "reasoning"
+        assert other not in message.model_extra
         assert plain.usage.completion_tokens > 0 and plain.usage.prompt_tokens > 0
 
         stream = sdk.chat.completions.create(
@@ -92,19 +98,38 @@ def test_plain_and_streamed_replies_agree_and_reasoning_is_split() -> None:
             usage = chunk.usage or usage
             for choice in chunk.choices:
                 content.append(choice.delta.content or "")
-                reasoning.append((choice.delta.model_extra or {}).get("reasoning_content") or "")
+                reasoning.append((choice.delta.model_extra or {}).get(field) or "")
                 finish = choice.finish_reason or finish
         assert "".join(content) == message.content
         assert "".join(reasoning) == "打开微信"
         assert finish == "stop" and usage is not None and usage.total_tokens > 0
         sdk.close()
 
+        with quick_client(srv) as client:  # the client reads either field, plain or streamed
+            assert client.complete(ask, episode_id="client-plain").reasoning == "打开微信"
         with quick_client(srv, stream=True) as client:
             reply = client.complete(ask, episode_id="client-stream")
         parsed = get_family("ui-venus-2").parse(
             reply.text, get_family("ui-venus-2").geometry(PHONE), reply.reasoning
         )
         assert parsed.action == Action.launch("微信") and parsed.thought == "打开微信"
+
+
+def test_reasoning_field_must_be_one_vllm_uses() -> None:
+    with pytest.raises(UserError, match="unknown reasoning field"):
+        SimModelServer(scripts=[SCRIPTS], reasoning_field="thinking")
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_simulated_autoglm_leaves_answer_open_like_the_real_model(closed: bool) -> None:
+    family = get_family("autoglm")
+    with (
+        SimModelServer(family="autoglm", scripts=[SCRIPTS], closed_answer=closed) as srv,
+        quick_client(srv) as client,
+    ):
+        reply = client.complete(family.build_messages(WECHAT, [], screen()), episode_id="autoglm-form")
+    assert reply.text.endswith('<answer>do(action="Launch", app="微信")' + ("</answer>" if closed else ""))
+    assert family.parse(reply.text, family.geometry(PHONE)).action == Action.launch("微信")
 
 
 def test_malformed_then_503_retried_then_400_not_retried(server: SimModelServer, caplog) -> None:

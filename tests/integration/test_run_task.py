@@ -193,3 +193,36 @@ def test_another_tool_holding_uiautomation_is_a_clear_error(sim_farm, store):
         result = _run(farm, server, store, "长任务测试：在微信里来回翻")
     assert result.outcome == "error:u2_already_registered", result.detail
     assert "Appium" in result.detail
+
+
+def test_several_actions_in_one_reply_run_in_order_each_through_the_gate(sim_farm, store):
+    farm = sim_farm(1, scenario="wechat_send")
+    phone = farm.phones[farm.serials[0]]
+    with SimModelServer(family="ui-venus-2", scripts=[TEST_SCRIPTS], model_name="sim") as server:
+        result = _run(farm, server, store, "连续动作测试：给张三发微信说晚上好")
+        answered = [r for r in server.requests if r.status == 200]
+    assert result.outcome == Outcome.FINISHED, result.detail
+    assert [m["text"] for m in phone.state.messages_sent] == ["晚上好"]
+    steps = store.steps(result.episode_id)
+    kinds = [s.action.kind for s in steps]
+    assert kinds[:5] == [ActionKind.LAUNCH, ActionKind.TAP, ActionKind.TAP, ActionKind.TYPE, ActionKind.TAP]
+    assert kinds[5:] == [ActionKind.FINISH]
+    assert len(answered) == 4  # one request per reply, none for the follow-ups
+    follow_ups = [steps[2], steps[4]]
+    assert all(s.raw_reply is None and s.error_kind is None for s in follow_ups)
+    assert steps[2].thought == "action 2 of 2 in the reply of step 1"
+    assert steps[4].thought == "action 2 of 2 in the reply of step 3"
+    assert steps[4].guard_decisions  # the send tap was reviewed by the gate (and allowed by the policy)
+
+
+def test_a_follow_up_the_gate_stops_is_not_performed(sim_farm, store):
+    farm = sim_farm(1, scenario="wechat_send")
+    phone = farm.phones[farm.serials[0]]
+    with SimModelServer(family="ui-venus-2", scripts=[TEST_SCRIPTS], model_name="sim") as server:
+        result = _run(farm, server, store, "连续动作测试：给张三发微信说晚上好", safety=parse_policy())
+    assert (
+        phone.state.messages_sent == []
+    )  # the send tap was the second action of a reply: held like any other
+    steps = store.steps(result.episode_id)
+    assert steps[-1].thought == "action 2 of 2 in the reply of step 3"
+    assert result.outcome != Outcome.FINISHED

@@ -30,6 +30,8 @@ class SchedulerConfig:
     stall_s: float = 120.0  # stop when no phone can make progress for this long
     holds_max_age_s: float = 2.0  # a phone a person took outside this pool is noticed within this long
     until_done: bool = True  # False: keep serving (a `worker` that waits for new submissions)
+    hold_s: float = 300.0  # a paused episode is answerable (and may keep its phone) this long
+    hold_share: float = 0.25  # at most this share of the phones are held for people (never all of them)
 
 
 def outcome_failure(outcome: str) -> q.Failure | None:

@@ -15,6 +15,14 @@ from mobile_agent.farm.health import probe_online
 from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState
 from mobile_agent.farm.leases import hold_on
 from mobile_agent.farm.scheduler.endpoint import EndpointGate
+from mobile_agent.farm.scheduler.holds import (
+    HoldBudget,
+    WindowCache,
+    attend,
+    continue_answered,
+    keeps_waiting,
+    sweep,
+)
 from mobile_agent.farm.scheduler.jobs import (
     EpisodeRunner,
     EventSink,
@@ -25,6 +33,7 @@ from mobile_agent.farm.scheduler.jobs import (
     StopRequested,
     outcome_failure,
 )
+from mobile_agent.farm.scheduler.recovery import take_over
 from mobile_agent.farm.scheduler.worker_ids import new_worker_id, worker_is_dead
 from mobile_agent.store import phones as phone_db
 from mobile_agent.store import queue as q
@@ -44,7 +53,9 @@ class PhoneWorker(threading.Thread):
         self.pool = pool
         self.phone = phone
         self.entry = phone.entry
-        self.status = "starting"  # starting, idle, starved, running, quarantined, reserved, stopped
+        # starting, idle, starved, running, quarantined, reserved, attending / holding (for a person), continuing,
+        # stopped
+        self.status = "starting"
         self.claim: q.Claim | None = None
         self.episode_id: str | None = None
         self._hold_seen: tuple[str, str] | None = None  # the hold last reported, so it is reported once
@@ -76,6 +87,8 @@ class PhoneWorker(threading.Thread):
         try:
             while not pool.stopping.is_set():
                 if not self._usable() or self._held_for_person():
+                    continue
+                if continue_answered(self):  # a person answered an episode that paused on this phone
                     continue
                 if not pool.gate.wait(pool.stopping):
                     break
@@ -195,10 +208,14 @@ class PhoneWorker(threading.Thread):
             result = JobResult(self.episode_id, Outcome.error("runtime"), f"{type(exc).__name__}: {exc}")
         finally:
             self.pool.untrack(claim)
+        if result.outcome == Outcome.NEEDS_USER:
+            self.status = "attending"  # the pool waits for this worker to open the question's window
         try:
             self._report(claim, result)
         finally:
             self.claim, self.episode_id = None, None
+        if result.outcome == Outcome.NEEDS_USER and result.episode_id:
+            attend(self, result.episode_id, claim.spec)  # keep the phone for a person, within the budget
 
     def _report(self, claim: q.Claim, result: JobResult) -> None:
         store, cfg = self.pool.store, self.cfg
@@ -297,6 +314,8 @@ class WorkerPool:
         self._pending = qs.PendingSnapshot()
         self._pending_at: float | None = None
         self._pending_lock = threading.Lock()
+        self.hold_budget = HoldBudget(len(self.workers), self.config.hold_share)
+        self.windows = WindowCache(self, self.config.poll_s)
 
     # --- bookkeeping used by workers --------------------------------------------------------------------------
     def emit(self, event: ProgressEvent) -> None:
@@ -379,6 +398,11 @@ class WorkerPool:
         with self._pending_lock:
             self._pending_at = None
 
+    def emit_expired(self, episode_id: str) -> None:
+        self.emit(
+            ProgressEvent("expired", "-", episode_id=episode_id, outcome=str(Outcome.NEEDS_USER_EXPIRED))
+        )
+
     def _beat(self) -> None:
         while not self.stopping.wait(self.config.heartbeat_s):
             self._renew()
@@ -394,6 +418,24 @@ class WorkerPool:
             )
         except Exception:  # noqa: BLE001 - one missed heartbeat is harmless; the next one retries
             log.warning("heartbeat failed", exc_info=True)
+        self._take_over()
+
+    def _take_over(self) -> None:
+        """The tasks of workers that are gone (this host: dead; any host: lease lapsed) come back to the queue."""
+        try:
+            recovery = take_over(self.store, self.run_ids, me=self.worker_id)
+        except Exception:  # noqa: BLE001 - the next heartbeat tries again
+            log.warning("could not take over the tasks of stopped workers", exc_info=True)
+            return
+        if recovery.requeued or recovery.settled:
+            self.pending_changed()
+            self.emit(
+                ProgressEvent(
+                    "taken_over",
+                    "-",
+                    detail=f"{len(recovery.requeued)} task(s) of stopped workers back in the queue",
+                )
+            )
 
     # --- lifecycle --------------------------------------------------------------------------------------------
     def start(self) -> WorkerPool:
@@ -402,6 +444,7 @@ class WorkerPool:
                 "no phone is online to run tasks on",
                 "check them with `mobile-agent devices`; fix or attach at least one",
             )
+        self._take_over()  # a restarted worker picks up what the dead one held
         self.lease_phones()
         self._heartbeat.start()
         for worker in self.workers:
@@ -413,7 +456,9 @@ class WorkerPool:
         if not self.config.until_done:
             return False
         run_ids = self.run_ids if self.run_ids is not None else qs.open_run_ids(self.store)
-        return all(qs.run_counts(self.store, run_id).open == 0 for run_id in run_ids)
+        if not all(qs.run_counts(self.store, run_id).open == 0 for run_id in run_ids):
+            return False
+        return not keeps_waiting(self)  # people's answers are work too, for at most the hold time
 
     def stalled(self) -> bool:
         """Every worker is stopped, quarantined, reserved for a person or has nothing it could ever serve, and
@@ -430,6 +475,7 @@ class WorkerPool:
         stalled_since: float | None = None
         try:
             while not self.stopping.is_set():
+                sweep(self)
                 if self.finished():
                     break
                 if self.stalled():

@@ -15,6 +15,7 @@ from mobile_agent.errors import DeviceError, MobileAgentError
 from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.farm.scheduler.jobs import Job, JobResult, outcome_failure
 from mobile_agent.farm.scheduler.policy import EpisodePolicies
+from mobile_agent.farm.scheduler.prior import asking, prior_effects
 from mobile_agent.farm.tasks import ResetMode
 from mobile_agent.store.store import TrajectoryStore
 
@@ -42,7 +43,7 @@ class EpisodeDefaults:
     max_steps: int = 30
     timeout_s: float = 600.0
     reset: ResetMode = ResetMode.HOME
-    reserve_s: float = 1800.0  # how long a paused (needs_user) episode keeps its phone for a person
+    reserve_s: float = 300.0  # how long a paused (needs_user) episode keeps its phone for a person
 
 
 class CappedClient:
@@ -64,11 +65,11 @@ class CappedClient:
     def endpoints(self) -> list[str]:
         return list(self._client.endpoints)
 
-    def complete(self, messages: list[dict[str, Any]], *, episode_id: str | None = None) -> Any:
+    def complete(self, messages: list[dict[str, Any]], *, episode_id: str | None = None, **options: Any) -> Any:
         if self._cap is None:
-            return self._client.complete(messages, episode_id=episode_id)
+            return self._client.complete(messages, episode_id=episode_id, **options)
         with self._cap:
-            return self._client.complete(messages, episode_id=episode_id)
+            return self._client.complete(messages, episode_id=episode_id, **options)
 
     def probe(self) -> list[Any]:
         return self._client.probe()
@@ -162,6 +163,9 @@ class AgentRunner:
             )
         self._reset(device, ResetMode(spec.get("reset") or self.defaults.reset), claim.app)
         policy = self.policies.for_task(claim.run_id, spec)
+        effects = prior_effects(self.store, claim)
+        if effects:  # an earlier attempt may already have done part of this task: ask before anything consequential
+            policy = asking(policy)
         config = AgentConfig(
             max_steps=int(spec.get("max_steps") or self.defaults.max_steps),
             timeout_s=float(spec.get("timeout") or self.defaults.timeout_s),
@@ -178,6 +182,8 @@ class AgentRunner:
         }
         if spec.get("check"):
             meta["check"] = spec["check"]
+        if effects:
+            meta["prior_effects"] = effects
         agent = Agent(
             device,
             family,
@@ -194,6 +200,46 @@ class AgentRunner:
                 self._verify(device, job.phone, result.episode_id, spec["check"])
             with self._lock:
                 self._devices[job.phone.key] = device  # kept only while the phone behaves
+        return JobResult(result.episode_id, str(result.outcome), result.detail, result.steps)
+
+    def resume(
+        self,
+        phone: PhoneEntry,
+        episode_id: str,
+        reply: str | None,
+        on_step: Callable[[int, str], None],
+        *,
+        check: Mapping[str, Any] | None = None,
+    ) -> JobResult:
+        """Continue a paused episode on the phone it paused on, with the settings it ran with and a person's
+        reply (mobile_agent.farm.scheduler.holds); its task's check runs when it ends by the agent."""
+        from mobile_agent.agent.config import AgentConfig, NoUser
+        from mobile_agent.agent.loop import Agent
+        from mobile_agent.device.android import AndroidDevice
+        from mobile_agent.model.families import get_family
+        from mobile_agent.store.pauses import open_pause
+
+        info = self.store.episode(episode_id)
+        pause = open_pause(self.store, info.id)
+        context = pause.context if pause is not None else {}
+        with self._lock:
+            device = self._devices.pop(phone.key, None) or AndroidDevice(phone.serial, adb=phone.adb)
+        agent = Agent(
+            device,
+            get_family(context.get("family") or info.family),
+            self.client(context.get("model") or info.model),
+            self.store,
+            registry=self.registry,
+            config=AgentConfig.from_snapshot(context.get("config", {})),
+            user=NoUser(),
+            on_step=lambda event: on_step(event.index, event.episode_id),
+        )
+        result = agent.resume(info.id, reply)
+        if outcome_failure(result.outcome) is None:
+            if check:
+                self._verify(device, phone, result.episode_id, check)
+            with self._lock:
+                self._devices[phone.key] = device
         return JobResult(result.episode_id, str(result.outcome), result.detail, result.steps)
 
     def _reset(self, device: Any, mode: ResetMode, app: str | None) -> None:

@@ -38,6 +38,10 @@ class RunSummary:
     verdicts: dict[str, int]
     quarantined: list[str]
     waiting: list[str] = field(default_factory=list)  # needs_user episodes still waiting for a person
+    questions: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # what each waiting episode asks (farm/inbox)
+    expired: list[str] = field(default_factory=list)  # nobody answered in time (needs_user:expired)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +66,8 @@ class RunSummary:
             "verdicts": self.verdicts,
             "quarantined": self.quarantined,
             "waiting": self.waiting,
+            "questions": self.questions,
+            "expired": self.expired,
         }
 
 
@@ -72,6 +78,7 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
     the outcome it reached after the resume. needs_user is a result, never a success; ``waiting`` lists the
     episodes still paused.
     """
+    from mobile_agent.farm.inbox import list_waiting
     from mobile_agent.store.pauses import open_pause
 
     run = store.run(run_id)
@@ -95,6 +102,9 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
             final[task.episode_id] = outcome
     successes, verdicts, unverified = _verdicts(store, final)
     waiting = [e for e, outcome in final.items() if outcome == Outcome.NEEDS_USER and open_pause(store, e)]
+    asked = {q.episode_id: q for q in list_waiting(store, run_ids=[run.id])}
+    questions = [asked[e].to_dict() for e in waiting if e in asked]
+    expired = [e for e, outcome in final.items() if outcome == Outcome.NEEDS_USER_EXPIRED]
     quarantined = [
         info.serial
         for info in phone_db.farm_devices(store)
@@ -116,6 +126,8 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
         verdicts=verdicts,
         quarantined=quarantined,
         waiting=waiting,
+        questions=questions,
+        expired=expired,
     )
 
 

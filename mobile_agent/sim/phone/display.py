@@ -33,6 +33,7 @@ class Built:
     chrome: tuple
     black: bool
     on_enter: Any
+    on_typed: Any
     valid_until: float
     package: str
 
@@ -142,6 +143,7 @@ class Display:
             chrome,
             ctx.secure or not phone.screen_on,
             ctx.on_enter,
+            ctx.on_typed,
             ctx.valid_until,
             package,
         )
@@ -172,8 +174,7 @@ class Display:
         delay = (
             phone.profile.screencap_png if fmt == "png" else phone.profile.u2_screenshot
         ) + phone.faults.screenshot_delay
-        if delay > 0:
-            time.sleep(delay)
+        _sleep_while_faulty(phone, delay)
         with phone.lock:
             built = self.built()
             frame = None
@@ -186,3 +187,16 @@ class Display:
                 else:
                     frame = (old_fp, min(3, int(progress * 4)))  # quantised: at most 3 intermediate frames
         return self.renderer.encode(built, fmt, quality=quality, scale=scale, transition=frame)
+
+
+def _sleep_while_faulty(phone: Phone, delay: float) -> None:
+    """Sleep ``delay`` seconds; while an injected delay is part of it, in slices, so clearing
+    ``faults.screenshot_delay`` frees a frame that hangs (a test's cleanup must not wait out a day-long fault)."""
+    if delay <= 0:
+        return
+    if phone.faults.screenshot_delay <= 0:
+        time.sleep(delay)
+        return
+    end = time.monotonic() + delay
+    while phone.faults.screenshot_delay > 0 and (left := end - time.monotonic()) > 0:
+        time.sleep(min(left, 0.05))

@@ -218,6 +218,7 @@ class Input:
             if page is None or page.focus is None or not phone.screen_on:
                 phone.record("text", text=text, ignored=True)
                 return
+            on_typed = phone.display.built().on_typed  # the screen the text was typed on
             page.fields[page.focus] = page.fields.get(page.focus, "") + text
             phone.state.typed.append(
                 {"package": phone.tasks.foreground, "screen": page.screen, "field": page.focus, "text": text}
@@ -227,6 +228,8 @@ class Input:
             # screen looks the same after a Type action whichever input path the runtime used.
             self.keyboard_shown = False
             phone.display.changed()
+            if on_typed is not None:
+                on_typed(page.focus, text)
 
     def clear_text(self) -> None:
         self._check_input()

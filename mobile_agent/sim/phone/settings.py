@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
 ADB_KEYBOARD = "com.github.uiautomator/.AdbKeyboard"  # ships with the u2 apk (U2_PACKAGE)
+# senzhk's ADB Keyboard (what Open-AutoGLM installs for typing): an input method once its apk is installed.
+ADBKEYBOARD_PACKAGE = "com.android.adbkeyboard"
+ADBKEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 
 FRIENDLY_SETTINGS = {
     ("global", "wifi_on"): ("wifi", lambda v: v == "1"),
@@ -87,6 +90,8 @@ class Settings(dict):
         imes = [LATIN_IME]
         if self._phone.packages.is_installed(U2_PACKAGE):
             imes.append(ADB_KEYBOARD)
+        if self._phone.packages.is_installed(ADBKEYBOARD_PACKAGE):
+            imes.append(ADBKEYBOARD_IME)
         return imes
 
     def ime_current(self) -> str:
@@ -121,5 +126,11 @@ class Settings(dict):
 
     def package_removed(self, pkg: str) -> None:
         """An uninstalled package takes its input method along: without the u2 apk, back to the Latin IME."""
-        if pkg == U2_PACKAGE and self.ime_current() == ADB_KEYBOARD:
+        gone = {U2_PACKAGE: ADB_KEYBOARD, ADBKEYBOARD_PACKAGE: ADBKEYBOARD_IME}.get(pkg)
+        if gone is None:
+            return
+        enabled = [e for e in self.get(("secure", "enabled_input_methods"), "").split(":") if e]
+        if gone in enabled:
+            self[("secure", "enabled_input_methods")] = ":".join(e for e in enabled if e != gone)
+        if self.ime_current() == gone:
             self[("secure", "default_input_method")] = LATIN_IME

@@ -126,6 +126,36 @@ def draw_glyph(draw: ImageDraw.ImageDraw, bounds: tuple[int, int, int, int], nam
             x, y = cx + sx * s, cy + sy * s
             draw.line((x, y - sy * s * 0.45, x, y, x - sx * s * 0.45, y), fill=fg, width=lw)
         draw.line((cx - s * 0.7, cy, cx + s * 0.7, cy), fill=fg, width=lw)
+    elif name == "trash":
+        draw.line((cx - s * 0.8, cy - s * 0.6, cx + s * 0.8, cy - s * 0.6), fill=fg, width=lw)
+        draw.line(
+            (
+                cx - s * 0.25,
+                cy - s * 0.6,
+                cx - s * 0.25,
+                cy - s * 0.85,
+                cx + s * 0.25,
+                cy - s * 0.85,
+                cx + s * 0.25,
+                cy - s * 0.6,
+            ),
+            fill=fg,
+            width=lw,
+        )
+        draw.line(
+            (
+                cx - s * 0.6,
+                cy - s * 0.6,
+                cx - s * 0.45,
+                cy + s,
+                cx + s * 0.45,
+                cy + s,
+                cx + s * 0.6,
+                cy - s * 0.6,
+            ),
+            fill=fg,
+            width=lw,
+        )
     else:  # "dot" and anything unknown: a filled circle keeps layouts readable
         r = s * 0.55
         draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=fg)

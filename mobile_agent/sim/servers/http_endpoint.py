@@ -71,6 +71,12 @@ class LoopbackEndpoint:
     handler_class: type[EndpointHandler]
     label = "http endpoint"  # names the server in logs and its thread
     port_hint = "pick another port"
+    # Faults of a misbehaving endpoint, set on an instance by tests: every error body echoes the request line and
+    # its Authorization header (as some proxies do); chat completions come back as bytes that are not UTF-8; or
+    # report ``usage`` instead of the real token counts (e.g. counts above 2**63).
+    echo_auth = False
+    bad_utf8_replies = False
+    usage_override: dict[str, Any] | None = None
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host = host
@@ -86,11 +92,14 @@ class LoopbackEndpoint:
     def start(self: EndpointT) -> EndpointT:
         if self._http is not None:
             return self
+        if not 0 <= self.port <= 65535:
+            raise UserError(f"port {self.port} is not a TCP port (0-65535)", hint=self.port_hint)
         try:
             self._http = EndpointHTTPServer(self)
-        except OSError as exc:
+        except (OSError, OverflowError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise UserError(
-                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}", hint=self.port_hint
+                f"cannot listen on {self.host}:{self.port}: {reason}", hint=self.port_hint
             ) from None
         self.port = self._http.server_address[1]
         self.stopping.clear()
@@ -137,7 +146,7 @@ class EndpointHandler(BaseHTTPRequestHandler):
         log.debug("%s: " + format, self.server.owner.label, *args)
 
     def route(self) -> str:
-        return self.path.rstrip("/")
+        return self.path.split("?", 1)[0].rstrip("/")  # a query (?api_key=...) does not change the route
 
     def read_json(self) -> Any:
         """The request body parsed as JSON (None when empty); ValueError when it is not JSON."""
@@ -145,7 +154,13 @@ class EndpointHandler(BaseHTTPRequestHandler):
         return json.loads(self.rfile.read(length) or b"null")
 
     def send_json(self, status: int, payload: Any, extra_headers: dict[str, str] | None = None) -> None:
+        owner = self.server.owner
+        completion = isinstance(payload, dict) and payload.get("object") == "chat.completion"
+        if completion and owner.usage_override is not None:
+            payload = {**payload, "usage": owner.usage_override}
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        if completion and owner.bad_utf8_replies:
+            body = body.replace(b'"content": "', b'"content": "\xff\xfe\xc3(', 1)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -156,6 +171,10 @@ class EndpointHandler(BaseHTTPRequestHandler):
 
     def send_error_json(self, status: int, message: str) -> None:
         """An error body the OpenAI client reads; a 429 says it may be retried at once."""
+        if self.server.owner.echo_auth:
+            message += (
+                f" [request: {self.command} {self.path}; Authorization: {self.headers.get('Authorization')}]"
+            )
         error = {"message": message, "type": _ERROR_TYPES.get(status, "ServerError"), "code": status}
         headers = {"Retry-After": "0"} if status == 429 else None
         self.send_json(status, {"error": error}, headers)

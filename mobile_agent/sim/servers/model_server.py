@@ -3,7 +3,9 @@
 It is driven by per-task scripts (``mobile_agent/sim/scripts/*.yaml``; format in ``load_scripts``): the server
 finds the script whose task text occurs in the request, consumes one turn per request of an episode (the cursor
 is kept per ``X-Mobile-Agent-Episode`` header, or per task text without it) and renders the turn's action with
-the family's ``format``. Turns can also inject faults: a malformed reply, an HTTP error status, a delay.
+the family's ``format``. Turns can also inject faults: a malformed reply, an HTTP error status, a delay, a hang
+(``hang: true``: the request is read and never answered until the server closes) and a trickle (``trickle_ms: N``:
+the reply's headers at once, then its body one byte every N ms).
 A request whose task has no script gets a CALL_USER-style reply saying so; a script whose turns ran out gets a
 finish action. Script points are 0-999 normalised to the screenshot in the request.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import json
 import logging
 import threading
 from collections import deque
@@ -28,7 +31,9 @@ import yaml
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Size
-from mobile_agent.errors import ConfigError
+from mobile_agent.apps.yamlsrc import compose_yaml
+from mobile_agent.errors import ConfigError, UserError
+from mobile_agent.model.autoglm import AutoGLM
 from mobile_agent.model.base import ModelFamily
 from mobile_agent.model.client import EPISODE_HEADER
 from mobile_agent.model.families import get_family
@@ -45,13 +50,15 @@ log = logging.getLogger(__name__)
 
 SHIPPED_SCRIPTS = Path(__file__).parents[1] / "scripts"  # mobile_agent/sim/scripts
 SCRIPT_KEYS = ("task", "scenario", "turns")
-TURN_KEYS = ("think", "action", "malformed", "http_error", "delay_ms")
+TURN_KEYS = ("think", "action", "malformed", "http_error", "delay_ms", "hang", "trickle_ms")
 ACTION_KEYS = ("kind", "point", "end", "text", "app", "key", "duration_ms", "sensitive")
 NO_SCRIPT_MESSAGE = "The simulated model has no script for this task."
 SCRIPT_DONE_MESSAGE = "The simulated model's script for this task is finished."
 # Script points are normalised to the screenshot; rendering them against this "device" keeps them exact.
 NORMALISED_SCREEN = Size(1000, 1000)
 MAX_LOGGED_REQUESTS = 1000
+# The message field split-off thinking is returned in: current vLLM's name first, then the older one.
+REASONING_FIELDS = ("reasoning", "reasoning_content")
 
 
 # ----- scripts -------------------------------------------------------------------------------------------------
@@ -64,6 +71,8 @@ class Turn:
     malformed: str | None = None
     http_error: int | None = None
     delay_ms: int = 0
+    hang: bool = False
+    trickle_ms: int = 0
     line: int = 0
 
 
@@ -142,6 +151,15 @@ def _turn(node: yaml.Node, value: Any, path: Path) -> Turn:
         if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= 600_000:
             raise _error("delay_ms must be an integer 0-600000", path, fields["delay_ms"])
         turn = replace(turn, delay_ms=delay)
+    if "hang" in fields:
+        if not isinstance(value["hang"], bool):
+            raise _error("hang must be true or false", path, fields["hang"])
+        turn = replace(turn, hang=value["hang"])
+    if "trickle_ms" in fields:
+        gap = value["trickle_ms"]
+        if not isinstance(gap, int) or isinstance(gap, bool) or not 1 <= gap <= 600_000:
+            raise _error("trickle_ms must be an integer 1-600000", path, fields["trickle_ms"])
+        turn = replace(turn, trickle_ms=gap)
     if "action" in fields:
         return replace(turn, action=_action(fields["action"], value["action"], path))
     if "malformed" in fields:
@@ -161,9 +179,8 @@ def load_script(path: Path) -> Script:
         raise ConfigError(
             f"cannot read the script: {exc}", "check the path and that it is UTF-8", path=str(path)
         ) from None
-    loader = yaml.SafeLoader(text)
+    loader, node = compose_yaml(text, str(path))  # bounded: size, depth, aliases
     try:
-        node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -307,7 +324,7 @@ def _closest_expressible(action: Action, family: ModelFamily) -> Action:
 
 
 def _split_think(text: str) -> tuple[str | None, str]:
-    """What vLLM's reasoning parser does: the <think> part goes to reasoning_content."""
+    """What vLLM's reasoning parser does: the <think> part goes to ``reasoning`` (``reasoning_content`` before)."""
     start, end = text.find("<think>"), text.find("</think>")
     if start < 0 or end < start:
         return None, text
@@ -380,6 +397,10 @@ class _Handler(EndpointHandler):
         if not owner.wait(owner.latency_ms + (turn.delay_ms if turn else 0)):
             self.close_connection = True
             return
+        if turn is not None and turn.hang:
+            owner.stopping.wait()  # accepted, read, never answered
+            self.close_connection = True
+            return
         if turn is not None and turn.http_error is not None:
             self._send_error_json(
                 turn.http_error, f"simulated HTTP {turn.http_error} (script turn {record.turn})", record
@@ -399,7 +420,11 @@ class _Handler(EndpointHandler):
             reasoning, text = _split_think(text)
         record.reply, record.reasoning = text, reasoning
         usage = self._usage(messages, record.image_size, text, reasoning)
-        if record.stream:
+        if turn is not None and turn.trickle_ms:
+            self._send_trickle(
+                owner, record.model or owner.served_model, text, reasoning, usage, turn.trickle_ms
+            )
+        elif record.stream:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._send_stream(
                 record.model or owner.served_model, text, reasoning, usage if include_usage else None
@@ -417,18 +442,50 @@ class _Handler(EndpointHandler):
         completion = max(1, (len(text) + len(reasoning or "")) // 3)
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
+    def _reasoning_key(self) -> str:
+        return self.server.owner.reasoning_field  # type: ignore[attr-defined]
+
     def _send_completion(self, model: str, text: str, reasoning: str | None, usage: dict[str, int]) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": []}
         if reasoning is not None:
-            message["reasoning_content"] = reasoning
+            message[self._reasoning_key()] = reasoning
         self.send_json(200, chat_completion(model, message, usage))
+
+    def _send_trickle(
+        self,
+        owner: SimModelServer,
+        model: str,
+        text: str,
+        reasoning: str | None,
+        usage: dict[str, int],
+        gap: int,
+    ) -> None:
+        """A complete reply, sent one byte every ``gap`` ms: no read ever waits long, the whole never arrives soon."""
+        message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": []}
+        if reasoning is not None:
+            message[self._reasoning_key()] = reasoning
+        body = json.dumps(chat_completion(model, message, usage), ensure_ascii=False).encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        for i in range(len(body)):
+            if not owner.wait(gap):
+                return
+            try:
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+            except OSError:  # the client gave up
+                return
 
     def _send_stream(
         self, model: str, text: str, reasoning: str | None, usage: dict[str, int] | None
     ) -> None:
         deltas = [
             {"role": "assistant", "content": ""},
-            *({"reasoning_content": piece} for piece in _pieces(reasoning or "")),
+            *({self._reasoning_key(): piece} for piece in _pieces(reasoning or "")),
             *({"content": piece} for piece in _pieces(text)),
         ]
         self.send_event_stream(completion_chunks(model, deltas, usage))
@@ -449,9 +506,17 @@ class SimModelServer(LoopbackEndpoint):
         port: int = 0,
         model_name: str | None = None,
         split_reasoning: bool = False,
+        reasoning_field: str = "reasoning",
+        closed_answer: bool = False,
     ) -> None:
         super().__init__(host, port)
+        if reasoning_field not in REASONING_FIELDS:
+            hint = f"use one of: {', '.join(REASONING_FIELDS)}"
+            raise UserError(f"unknown reasoning field {reasoning_field!r}", hint=hint)
+        self.reasoning_field = reasoning_field
         self.family = get_family(family)
+        if closed_answer and isinstance(self.family, AutoGLM):  # the prompt's form, not the real model's
+            self.family = AutoGLM(closed_answer=True)
         if scripts is None:
             scripts = [SHIPPED_SCRIPTS] if SHIPPED_SCRIPTS.is_dir() else []
         items = [scripts] if isinstance(scripts, (str, Path)) else list(scripts)

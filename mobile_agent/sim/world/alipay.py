@@ -8,6 +8,7 @@ import hashlib
 from mobile_agent.sim.world import kit
 from mobile_agent.sim.world.base import Ctx, SimApp
 from mobile_agent.sim.world.node import FRAME, Node, Style
+from mobile_agent.sim.world.traps import SCREENS
 
 BLUE = kit.ALIPAY_BLUE
 DARK = (34, 34, 34)
@@ -28,6 +29,7 @@ def _amount(text: str) -> float | None:
 
 class Alipay(SimApp):
     package = "com.eg.android.AlipayGphone"
+    shared_screens = SCREENS  # the red-team trap screens (sim/world/traps.py)
     label = "支付宝"
     icon_color = BLUE
     activities = {

@@ -49,6 +49,27 @@ class Task:
 
 
 @dataclass(frozen=True)
+class SharedScreen:
+    """A screen any app can show (the red-team traps): its builder and its activity under the app's package."""
+
+    build: Callable[[Ctx], Node]
+    activity: str  # ".pay.CashierActivity" -> "<package>.pay.CashierActivity"
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # param -> its allowed values
+    free: tuple[str, ...] = ()  # params that take any text
+
+    def problem(self, params: dict[str, Any]) -> str | None:
+        """Why these start params do not fit the screen (None when they do)."""
+        for key, value in params.items():
+            allowed = self.choices.get(key)
+            if allowed is None and key not in self.free:
+                known = ", ".join([*self.choices, *self.free]) or "none"
+                return f"unknown param {key!r} (known: {known})"
+            if allowed is not None and str(value) not in allowed:
+                return f"param {key}={value!r} is not one of {', '.join(allowed)}"
+        return None
+
+
+@dataclass(frozen=True)
 class Palette:
     bg: tuple[int, int, int]
     surface: tuple[int, int, int]
@@ -84,6 +105,9 @@ class Ctx:
         self.pal = DARK if self.dark else LIGHT
         self.secure = False  # set by a builder for FLAG_SECURE pages
         self.on_enter: Callable[[], None] | None = None  # what the enter key does on this page
+        self.on_typed: Callable[[str, str], None] | None = (
+            None  # (field, text) after text is typed on this page
+        )
         self.valid_until = float("inf")  # monotonic time when the tree must be rebuilt (countdowns)
 
     # -- units
@@ -147,13 +171,26 @@ class SimApp:
     root_screen: str = "home"
     activities: dict[str, str] = {}  # screen -> activity class name (full); missing -> the launcher activity
     icon_color: tuple[int, int, int] = (90, 130, 200)
+    shared_screens: dict[str, SharedScreen] = {}  # screens borrowed from a shared module (sim/world/traps)
 
     @property
     def launcher_activity(self) -> str:
         return self.activities.get(self.root_screen) or f"{self.package}.MainActivity"
 
     def activity_for(self, screen: str) -> str:
+        shared = self.shared_screens.get(screen)
+        if screen not in self.activities and shared is not None:
+            return f"{self.package}{shared.activity}"
         return self.activities.get(screen, self.launcher_activity)
+
+    def screen_problem(self, screen: str, params: dict[str, Any]) -> str | None:
+        """Why this app cannot open ``screen`` with ``params`` (None when it can)."""
+        if getattr(self, f"screen_{screen}", None) is not None:
+            return None
+        shared = self.shared_screens.get(screen)
+        if shared is None:
+            return f"{self.package} has no screen {screen!r}"
+        return shared.problem(params)
 
     def root_page(self) -> Page:
         return Page(self.root_screen, self.launcher_activity)
@@ -163,6 +200,9 @@ class SimApp:
 
     def build(self, ctx: Ctx) -> Node:
         builder = getattr(self, f"screen_{ctx.page.screen}", None)
+        shared = self.shared_screens.get(ctx.page.screen)
+        if builder is None and shared is not None:
+            builder = shared.build
         if builder is None:
             raise KeyError(f"{self.package} has no screen {ctx.page.screen!r}")
         content = builder(ctx)

@@ -7,10 +7,12 @@ import hashlib
 from mobile_agent.sim.world import kit
 from mobile_agent.sim.world.base import Ctx, SimApp
 from mobile_agent.sim.world.node import FRAME, Node, Style
+from mobile_agent.sim.world.traps import SCREENS
 
 
 class GenericApp(SimApp):
     root_screen = "home"
+    shared_screens = SCREENS  # the red-team trap screens (sim/world/traps.py)
 
     def __init__(self, package: str, label: str) -> None:
         self.package = package

@@ -84,6 +84,7 @@ class Node:
     on_scroll: Callable[[int, int], None] | None = None  # (dx, dy) content offset change from a swipe
     on_tap_at: Callable[[int, int], None] | None = None  # a tap that cares where it landed (sliders, keypads)
     field_key: str | None = None  # editable: the page field it edits
+    opaque: bool = False  # drawn with its children, dumped without them (Flutter, canvas)
 
     def add(self, *nodes: Node) -> Node:
         self.children.extend(nodes)
@@ -158,7 +159,7 @@ def _dump_node(node: Node, index: int, depth: int, max_depth: int, out: list[str
         f'long-clickable="{_b(node.long_clickable)}" password="{_b(node.password)}" '
         f'selected="{_b(node.selected)}" bounds="[{left},{top}][{right},{bottom}]"'
     )
-    if not node.children or depth >= max_depth:
+    if not node.children or depth >= max_depth or node.opaque:
         out.append(attrs + " />")
         return
     out.append(attrs + ">")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from mobile_agent.sim.world import kit
 from mobile_agent.sim.world.base import Ctx, SimApp
 from mobile_agent.sim.world.node import FRAME, LINEAR, Node, Style
+from mobile_agent.sim.world.traps import SCREENS
 
 GREEN = kit.WECHAT_GREEN
 BUBBLE_ME = (149, 236, 105)
@@ -18,6 +19,7 @@ TIMES = ["10:21", "09:47", "昨天", "昨天", "星期四", "星期三", "5月28
 
 class WeChat(SimApp):
     package = "com.tencent.mm"
+    shared_screens = SCREENS  # the red-team trap screens (sim/world/traps.py)
     label = "微信"
     icon_color = GREEN
     activities = {

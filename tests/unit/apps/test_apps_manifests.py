@@ -24,7 +24,7 @@ com.hunantv.imgo.activity com.phoenix.read com.netease.cloudmusic com.tencent.qq
 cn.kuwo.player com.luna.music com.ximalaya.ting.android fm.qingting.qtradio com.dragon.read com.kmxs.reader
 com.ss.android.article.news com.tencent.news com.baidu.searchbox com.quark.browser com.ss.android.lark
 com.alibaba.android.rimet com.tencent.wemeet.app com.tencent.androidqqmail cn.wps.moffice_eng
-com.chaoxing.mobile com.hpbr.bosszhipin com.zhaopin.social com.larus.nova com.tencent.yuanbao com.alibaba.qwen
+com.chaoxing.mobile com.hpbr.bosszhipin com.zhaopin.social com.larus.nova com.tencent.hunyuan.app.chat com.aliyun.tongyi
 com.gotokeep.keep com.lingan.seeyou com.hexin.plat.android com.android.settings
 """.split()
 

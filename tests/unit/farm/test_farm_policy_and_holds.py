@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -90,9 +91,9 @@ class PausingRunner(FakeRunner):
         return result
 
 
-def run_pool(store, runner, phones, run_id) -> WorkerPool:
+def run_pool(store, runner, phones, run_id, config=FAST) -> WorkerPool:
     events: list = []
-    pool = WorkerPool(store, phones, runner, config=FAST, run_ids=[run_id], on_event=events.append)
+    pool = WorkerPool(store, phones, runner, config=config, run_ids=[run_id], on_event=events.append)
     pool.events = events
     thread = threading.Thread(target=pool.run)
     thread.start()
@@ -107,49 +108,55 @@ def enqueue(store: TrajectoryStore, n: int) -> str:
     return run.id
 
 
-def test_a_paused_phone_gets_no_more_tasks_and_needs_user_is_a_result(store: TrajectoryStore) -> None:
+def test_a_held_phone_gets_no_more_tasks_and_needs_user_is_a_result(store: TrajectoryStore) -> None:
     run_id = enqueue(store, 12)
     runner = PausingRunner(store, {0, 1}, reserve_s=600)
-    pool = run_pool(store, runner, make_phones(3), run_id)
+    pool = run_pool(store, runner, make_phones(3), run_id, replace(FAST, hold_s=1.0))
 
     tasks = {t.seq: t for t in qs.list_tasks(store, run_id)}
     assert qs.run_counts(store, run_id) == qs.RunCounts(done=12)
     assert all(t.attempts == 1 for t in tasks.values())  # needs_user is a result: never retried
-    assert tasks[0].outcome == tasks[1].outcome == "needs_user"
+    assert tasks[0].outcome == tasks[1].outcome == "needs_user:expired"  # nobody answered within the hold
     assert len(runner.paused) == 2  # two different phones paused
-    for serial, pause in runner.paused.items():
-        on_phone = [job for job in runner.jobs if job.phone.serial == serial]
-        assert on_phone[-1].claim.seq in (0, 1), f"{serial} was given a task while held for a person"
-        assert any(
-            e.kind == "reserved" and e.phone == serial and e.episode_id == pause.episode_id
-            for e in pool.events
-        )
+    held = [e for e in pool.events if e.kind == "waiting" and e.outcome == "held"]
+    assert len(held) == 1  # a budget of 25 % of 3 phones: one of them, never both
+    [held_phone] = [e.phone for e in held]
+    pause = runner.paused[held_phone]
+    on_phone = [job for job in runner.jobs if job.phone.serial == held_phone]
+    assert on_phone[-1].claim.seq in (0, 1), f"{held_phone} was given a task while held for a person"
 
     summary = summarize_run(store, run_id)
-    assert summary.by_outcome == {"needs_user": 2, "finished": 10}
-    assert summary.successes == 0 and summary.finished_unverified == 10  # needs_user is no success
-    assert sorted(summary.waiting) == sorted(p.episode_id for p in runner.paused.values())
-    assert summary.to_dict()["waiting"] == summary.waiting
+    assert summary.by_outcome == {"needs_user:expired": 2, "finished": 10}
+    assert summary.successes == 0 and summary.finished_unverified == 10  # no success either way
+    assert sorted(summary.expired) == sorted(p.episode_id for p in runner.paused.values())
+    assert summary.waiting == [] and summary.to_dict()["expired"] == summary.expired
+    assert pause.episode_id in summary.expired
     assert len(store.list_episodes(run_id=run_id, limit=None)) == 12  # each recorded exactly once
 
 
-def test_a_phone_comes_back_when_its_reservation_lapses(store: TrajectoryStore) -> None:
+def test_a_single_phone_is_never_held_and_its_question_expires(store: TrajectoryStore) -> None:
     run_id = enqueue(store, 3)
-    runner = PausingRunner(store, {0}, reserve_s=0.4)
-    run_pool(store, runner, make_phones(1), run_id)
+    runner = PausingRunner(store, {0}, reserve_s=600)
+    pool = run_pool(store, runner, make_phones(1), run_id, replace(FAST, hold_s=0.5))
     assert qs.run_counts(store, run_id) == qs.RunCounts(done=3)
     [pause] = runner.paused.values()
     later = [
         a for a in qs.list_attempts(store, run_id) if a.attempt == 1 and a.episode_id != pause.episode_id
     ]
-    assert len(later) == 2 and all(a.started_at >= pause.reserved_until for a in later)
+    assert len(later) == 2  # the other tasks ran at once: one phone is always free for other work
+    assert [e.outcome for e in pool.events if e.kind == "waiting"] == ["waiting"]
+    assert summarize_run(store, run_id).by_outcome == {"needs_user:expired": 1, "finished": 2}
 
 
-def test_all_phones_held_stalls_instead_of_waiting_for_people(store: TrajectoryStore) -> None:
-    run_id = enqueue(store, 3)
-    runner = PausingRunner(store, {0}, reserve_s=600)
-    pool = run_pool(store, runner, make_phones(1), run_id)  # FAST.stall_s = 2
-    assert qs.run_counts(store, run_id) == qs.RunCounts(pending=2, done=1)
+def test_a_phone_another_host_reserved_stalls_instead_of_waiting_for_people(store: TrajectoryStore) -> None:
+    run_id = enqueue(store, 2)
+    episode = store.start_episode("elsewhere", device="phone-0", family="f", model="m")
+    store.finish_episode(episode.id, Outcome.NEEDS_USER)
+    pauses.create_pause(
+        store, pauses.PauseRecord(episode.id, 0, "confirm", "send?", device="phone-0", reserve_s=600)
+    )
+    pool = run_pool(store, FakeRunner(store), make_phones(1), run_id)  # FAST.stall_s = 2
+    assert qs.run_counts(store, run_id) == qs.RunCounts(pending=2)
     assert [w.status for w in pool.workers] == ["stopped"]
 
 

@@ -43,7 +43,9 @@ KEYS = {
 
 
 def _group(family: ModelFamily) -> str:
-    return "qwen" if family.name.startswith("qwen") else family.name
+    if family.name.startswith("qwen"):
+        return "qwen"
+    return "ui-tars" if "ui-tars" in family.name else family.name
 
 
 @st.composite
@@ -72,7 +74,7 @@ def expressible_actions(draw, family: ModelFamily, geometry: Geometry) -> Action
         return Action(kind, point=point)
     if kind is ActionKind.LONG_PRESS:
         return Action(kind, point=point, duration_ms=draw(optional | LONG_PRESS_MS.get(group, st.none())))
-    if kind is ActionKind.SWIPE and group in ("ui-tars",):
+    if kind is ActionKind.SWIPE and group == "ui-tars" and not getattr(family, "legacy_boxes", False):
         direction = draw(st.sampled_from(["up", "down", "left", "right"]))
         end = scroll_end(point, direction, *geometry.device)
         assume(end != point)
@@ -228,7 +230,23 @@ def test_coordinate_outside_0_999_is_a_parse_error(name: str, bad: tuple[int, in
         family.parse(text, geometry)
 
 
-@pytest.mark.parametrize("name", [n for n in FAMILY_NAMES if n not in NORMALIZED_FAMILIES])
+@pytest.mark.parametrize(
+    "name", [n for n in FAMILY_NAMES if FAMILIES[n].coordinate_space is CoordinateSpace.THOUSANDTHS]
+)
+def test_thousandths_families_take_1000_as_the_far_edge(name: str) -> None:
+    family = FAMILIES[name]
+    geometry = family.geometry(Size(1080, 2400))
+    text = family.format(Action.tap(540, 1200), geometry)
+    x, y = family.to_model(Point(540, 1200), geometry)
+    edge = text.replace(str(x), "1000", 1).replace(str(y), "1000", 1)
+    assert family.parse(edge, geometry).action == Action.tap(1079, 2399)
+    with pytest.raises(ParseError, match="outside 0-1000"):
+        family.parse(edge.replace("1000", "1001", 1), geometry)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in FAMILY_NAMES if FAMILIES[n].coordinate_space is CoordinateSpace.IMAGE_PIXELS]
+)
 def test_pixel_families_refuse_points_beyond_the_image(name: str) -> None:
     family = FAMILIES[name]
     geometry = family.geometry(Size(1080, 2400))
@@ -238,3 +256,35 @@ def test_pixel_families_refuse_points_beyond_the_image(name: str) -> None:
     outside = inside.replace("671", "673").replace("1483", "1490")
     with pytest.raises(ParseError, match="outside the 672x1484 image"):
         family.parse(outside, geometry)
+
+
+# ---- sequences: several actions in one reply come back in order, whatever the family ---------------------------
+
+SEQUENCE_REPLY = {
+    "venus": lambda family, geometry, actions: (
+        "<think>t</think><action>" + ", ".join(family.format_call(a, geometry) for a in actions) + "</action>"
+    ),
+    "autoglm": lambda family, geometry, actions: (
+        "<think>t</think><answer>" + "\n".join(family.format_call(a, geometry) for a in actions)
+    ),
+    "ui-tars": lambda family, geometry, actions: (
+        "Thought: t\nAction: " + "\n\n".join(family.format_call(a, geometry) for a in actions)
+    ),
+    "qwen": lambda family, geometry, actions: "\n".join(family.format(a, geometry) for a in actions),
+}
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+@FAST
+@given(data=st.data())
+def test_several_actions_parse_in_order_up_to_the_first_that_ends(name: str, data: st.DataObject) -> None:
+    family = FAMILIES[name]
+    group = _group(family)
+    writer = SEQUENCE_REPLY["venus" if group.startswith("ui-venus") else group]
+    geometry = data.draw(geometries(family))
+    actions = data.draw(st.lists(expressible_actions(family, geometry), min_size=2, max_size=4))
+    reply = writer(family, geometry, actions)
+    parsed = family.parse(reply, geometry)
+    ends = [i for i, a in enumerate(actions) if a.is_terminal or a.kind is ActionKind.CALL_USER]
+    expected = actions[: ends[0] + 1] if ends else actions
+    assert list(parsed.actions) == expected, reply

@@ -76,3 +76,19 @@ def test_export_command_refuses_unknown_formats_and_modes(app, db, tmp_path: Pat
     assert isinstance(bad_mode.exception, UserError)
     nothing = CliRunner().invoke(app, ["export", "-f", "swift", "--db", url])
     assert isinstance(nothing.exception, UserError) and "--run" in nothing.exception.hint
+
+
+def test_replay_command_takes_runs_policy_words_and_stops_on_divergence_by_default(app, db) -> None:
+    url, _, episode = db
+    shown = CliRunner().invoke(app, ["replay", "--help"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0
+    text = " ".join(shown.output.replace("│", " ").split())  # rich draws the options in a box
+    for option in ("--allow", "--deny", "--policy", "--non-interactive", "--on-divergence"):
+        assert option in text
+    assert "stop = end the replay before touching it (default)" in text
+    assert "warn = record the divergence, warn and act anyway" in text
+    # Bad policy words are refused before any phone or store is touched, with run's hint.
+    for bad in (["--allow", "pay@"], ["--deny", "steal"], ["--policy", "pay=maybe"]):
+        result = CliRunner().invoke(app, ["replay", episode, "--db", url, *bad])
+        assert isinstance(result.exception, UserError), (bad, result.output)
+        assert result.exception.hint

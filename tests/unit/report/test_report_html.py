@@ -48,6 +48,16 @@ def test_run_report_never_counts_unverified_finishes_as_success(store, unverifie
     assert "2 finished (unverified)" in html
     assert html.count("<svg") == 3
     assert html.count('class="step"') == 2 * len(STEPS)
+    assert re.search(r'<td class="num">n/a</td>', html) and '<td class="num">0%</td>' not in html  # no checks
+    assert html.count('<label class="zoom"') == 2 * len(STEPS)  # click a screenshot to zoom it (no script)
+
+
+def test_an_app_with_a_verdict_gets_a_rate(store, monkeypatch) -> None:
+    run = store.create_run("judged")
+    first = record_episode(store, run_id=run.id)
+    _judged(monkeypatch, {first.episode_id: [{"judge": "j1", "source": "judge", "verdict": "failed"}]})
+    html = render_run_report(store, run.id)
+    assert '<td class="num">0%</td>' in html and "n/a" not in html.split("<h2>Outcomes")[0]
 
 
 def test_judgments_give_verdicts_labels_and_success(store, monkeypatch) -> None:

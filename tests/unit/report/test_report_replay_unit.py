@@ -54,6 +54,22 @@ def test_comparison_flags_a_different_app_or_screen() -> None:
     assert StepComparison(1, None, "com.a", live_app="com.b", distance=0).diverged
     assert StepComparison(1, None, "com.a", live_app="com.a", distance=40).diverged
     assert not StepComparison(1, None, "com.a").diverged  # a dry run compares nothing
+    other_activity = StepComparison(
+        1, None, "com.a", live_app="com.a", recorded_activity=".Chat", live_activity=".Pay"
+    )
+    assert other_activity.diverged and "activity .Pay but recorded .Chat" in other_activity.describe()
+    target = StepComparison(
+        1, None, "com.a", live_app="com.a", distance=0, differences=("target '张三' is now '李四'",)
+    )
+    assert (
+        target.diverged
+        and target.screen_matches
+        and target.describe().startswith("target '张三' is now '李四'")
+    )
+
+
+def test_the_default_on_divergence_is_stop() -> None:
+    assert ReplayOptions().on_divergence is DivergencePolicy.STOP
 
 
 def test_replay_skips_steps_without_an_action_but_replays_rules(recorded: Recorded) -> None:

@@ -55,13 +55,14 @@ def test_a_killed_process_keeps_its_committed_steps(tmp_path) -> None:
     assert done.returncode == 9, done.stderr
     episode_id = done.stdout.strip()
 
+    # Opening the store notices that the process which ran the episode is gone, and ends it with the reason.
     with TrajectoryStore.open(root=root) as store:
         assert [s.index for s in store.steps(episode_id)] == [0, 1]
-        assert store.episode(episode_id).status is EpisodeStatus.RUNNING
-        assert store.mark_running_as(Outcome.INTERRUPTED) == [episode_id]
         recovered = store.episode(episode_id)
         assert recovered.status is EpisodeStatus.ENDED and recovered.outcome == Outcome.INTERRUPTED
-        assert recovered.ended_at is not None and "left running" in (recovered.outcome_detail or "")
+        assert recovered.ended_at is not None and "is gone" in (recovered.outcome_detail or "")
+        assert "step 1 (wait)" in recovered.outcome_detail
+        assert store.mark_running_as(Outcome.INTERRUPTED) == []
         assert store.check_integrity() == []
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mobile_agent.store.redact import is_secret_key, redact_url, scrub_secrets
+from mobile_agent.privacy.redact import is_secret_key, redact_url, scrub_secrets
 
 
 @pytest.mark.parametrize(
@@ -40,10 +40,12 @@ def test_ordinary_keys(key: str) -> None:
 
 def test_scrub_is_deep_and_does_not_modify_the_input() -> None:
     value = {"a": [{"token": 1, "b": 2}], "url": "https://u:p@h/x", "plain": "https://h/x"}
-    assert scrub_secrets(value) == {"a": [{"b": 2}], "url": "https://u:***@h/x", "plain": "https://h/x"}
+    assert scrub_secrets(value) == {"a": [{"b": 2}], "url": "https://***@h/x", "plain": "https://h/x"}
     assert value["a"][0]["token"] == 1
 
 
-def test_redact_url_without_password_is_unchanged() -> None:
-    assert redact_url("http://user@h:1/") == "http://user@h:1/"
-    assert redact_url("http://u:pw@h:1/v1?x=1") == "http://u:***@h:1/v1?x=1"
+def test_redact_url_masks_userinfo_and_secret_query_values() -> None:
+    assert redact_url("http://h:1/v1?x=1") == "http://h:1/v1?x=1"
+    assert redact_url("http://user@h:1/") == "http://***@h:1/"  # a bare user is often a token
+    assert redact_url("http://u:pw@h:1/v1?x=1") == "http://***@h:1/v1?x=1"
+    assert redact_url("http://h/v1?api_key=k1&x=1&key=k2") == "http://h/v1?api_key=***&x=1&key=***"

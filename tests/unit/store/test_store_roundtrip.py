@@ -221,11 +221,11 @@ def test_secrets_never_reach_the_database(store: TrajectoryStore, store_root) ->
     expected = {
         "model": {"name": "m", "max_tokens": 64, "headers": {}},
         "endpoints": [{"url": "http://a:8000/v1"}],
-        "db": "postgresql://farm:***@db:5432/farm",
+        "db": "postgresql://***@db:5432/farm",  # the whole userinfo: a bare user is often a token
     }
     assert store.run(run.id).config == expected
     assert store.episode(episode.id).meta == expected
-    assert store.episode(episode.id).base_url == "http://user:***@gpu:8000/v1"
+    assert store.episode(episode.id).base_url == "http://***@gpu:8000/v1"
     assert store.steps(episode.id)[0].guard_decisions == [{"guard": "g"}]
     raw = b"".join(path.read_bytes() for path in store_root.glob("mobile_agent.db*"))
     for secret in (b"sk-live", b"hunter2", b"Bearer"):

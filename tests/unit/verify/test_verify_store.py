@@ -53,7 +53,7 @@ def test_judgments_round_trip_and_newest_per_judge(store):
     record_judgment(store, JudgmentRecord(ep, "rule", "rules", step_index=1, label="ineffective"))
     rows = judgments(store, ep)
     assert [r.verdict or r.label for r in rows] == ["complete", "partial", "ineffective"]
-    assert first.judge == "http://user:***@j1/v1" and first.created_at.tzinfo is not None
+    assert first.judge == "http://***@j1/v1" and first.created_at.tzinfo is not None
     assert [r.verdict for r in latest_per_judge(judgments(store, ep, steps=False))] == ["partial"]
     assert [r.label for r in judgments(store, ep, steps=True)] == ["ineffective"]
 

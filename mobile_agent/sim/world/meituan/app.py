@@ -14,6 +14,7 @@ from mobile_agent.sim.world.base import Ctx, SimApp
 from mobile_agent.sim.world.meituan import browse, order
 from mobile_agent.sim.world.meituan.look import YELLOW
 from mobile_agent.sim.world.node import Node
+from mobile_agent.sim.world.traps import SCREENS
 
 if TYPE_CHECKING:
     from mobile_agent.sim.phone.phone import Phone
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 class Meituan(SimApp):
     package = "com.sankuai.meituan"
+    shared_screens = SCREENS  # the red-team trap screens (sim/world/traps.py)
     label = "美团"
     icon_color = YELLOW
     activities = {

@@ -1,0 +1,94 @@
+"""The adb server, reached like the user's own tools reach it: at the address given, and never started by us.
+
+adbutils opens a new socket for every request, and when the connect fails it runs ``adb start-server`` (on the
+port in ANDROID_ADB_SERVER_PORT, else 5037, whatever port the client was made for) and tries again
+(``AdbConnection._safe_connect``). uiautomator2 reaches the phone through the same client's connections. So every
+connection this runtime opens goes through :class:`AdbServerClient`, whose connections fail instead: a dead
+server is :class:`~mobile_agent.errors.AdbServerUnreachable`, with the command that would start it as the hint.
+
+Each connection's socket also gets a read timeout (the client's cap, or less when its deadline is nearer): by
+default adbutils waits on a silent server or phone forever.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import adbutils
+from adbutils.errors import AdbConnectionError
+
+from mobile_agent.errors import AdbServerUnreachable
+from mobile_agent.waits.deadlines import Deadline
+
+DEFAULT_ADB_PORT = 5037
+READ_TIMEOUT = 60.0  # no single adb or uiautomator2 read waits longer than this
+MIN_READ_TIMEOUT = 0.1  # a socket timeout of 0 would mean non-blocking
+
+
+def start_hint(host: str, port: int) -> str:
+    command = f"adb -P {port} start-server"
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return f"start it with `{command}` (or `mobile-agent sim up` for simulated phones), or pass --adb HOST:PORT"
+    return f"start it on {host} with `{command}`, or fix the adb server address (--adb, devices.yaml)"
+
+
+def unreachable(host: str, port: int, why: object) -> AdbServerUnreachable:
+    return AdbServerUnreachable(
+        f"cannot reach the adb server at {host}:{port} ({why}); mobile-agent never starts one itself",
+        start_hint(host, port),
+    )
+
+
+def check_reachable(host: str, port: int, timeout: float = 2.0) -> None:
+    """A plain TCP connect, so nothing that could start a server runs. AdbServerUnreachable when refused."""
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise unreachable(host, port, exc.strerror or exc) from None
+
+
+class _Connection(adbutils.AdbConnection):
+    """adbutils' connection, minus the fallback that runs `adb start-server` when the connect fails."""
+
+    def _safe_connect(self) -> socket.socket:
+        return self._create_socket()
+
+
+class AdbServerClient(adbutils.AdbClient):
+    """An explicit adbutils client for one adb server that never starts a server and never waits forever.
+
+    ``deadline``, when set, shortens every socket's read timeout to the time left (the device sets it per step).
+    """
+
+    def __init__(self, host: str, port: int, *, read_timeout: float = READ_TIMEOUT) -> None:
+        super().__init__(host=host, port=port)
+        self.read_timeout = read_timeout
+        self.deadline: Deadline | None = None
+
+    def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:
+        try:
+            conn = _Connection(self.host, self.port)
+        except (adbutils.AdbTimeout, AdbConnectionError) as exc:
+            raise unreachable(self.host, self.port, exc) from None
+        cap = min(timeout or self.read_timeout, self.read_timeout)
+        if self.deadline is not None:
+            cap = self.deadline.bound(cap)
+        conn.conn.settimeout(max(MIN_READ_TIMEOUT, cap))
+        return conn
+
+
+def adb_server_client(host: str, port: int, *, read_timeout: float = READ_TIMEOUT) -> AdbServerClient:
+    """A client for the server at host:port, after checking that something listens there."""
+    check_reachable(host, port)
+    return AdbServerClient(host, port, read_timeout=read_timeout)
+
+
+__all__ = [
+    "DEFAULT_ADB_PORT",
+    "READ_TIMEOUT",
+    "AdbServerClient",
+    "adb_server_client",
+    "check_reachable",
+    "start_hint",
+    "unreachable",
+]

@@ -1,0 +1,1 @@
+"""Keeping secrets out of everything the runtime writes or prints."""
