@@ -103,9 +103,9 @@ class ScreenReader:
         self.tree = tree
         self.visible = [e for e in tree.elements if visible(e)]
         self._by_node = {id(e.node): e for e in tree.elements}
-        root = tree.elements[0] if tree.elements else None
-        if screen is None and root is not None and root.bounds is not None:
-            screen = Size(root.bounds.right - root.bounds.left, root.bounds.bottom - root.bounds.top)
+        boxes = [e.bounds for e in tree.elements if e.bounds is not None]
+        if screen is None and boxes:  # the dump's extent (its first node may be the status bar, not the window)
+            screen = Size(max(b.right for b in boxes), max(b.bottom for b in boxes))
         self.screen = screen or Size(1080, 2400)
 
     # -- the whole screen ------------------------------------------------------------------------------------
