@@ -145,7 +145,9 @@ class Agent:
                     f"resume it with --reply yes or --reply no (mobile-agent resume {episode.id} --reply yes)",
                 )
         steps = self.store.steps(episode.id)
-        claim_episode(self.store, episode.id)  # this process runs it now (a later command checks its heartbeat)
+        claim_episode(
+            self.store, episode.id
+        )  # this process runs it now (a later command checks its heartbeat)
         pause_store.reopen_episode(self.store, episode.id)
         pause_store.mark_resumed(self.store, pause.id, reply)
         self._begin(episode.id, episode.task, index=(steps[-1].index + 1) if steps else 0)
@@ -207,7 +209,9 @@ class Agent:
         self._heartbeat.stop()
         self.device.set_deadline(None)
         try:
-            outcome, detail = finish_or_read(self.store, self._episode_id, end.outcome, end.detail, end.answer)
+            outcome, detail = finish_or_read(
+                self.store, self._episode_id, end.outcome, end.detail, end.answer
+            )
         except StoreError:
             if fault is None:
                 raise
@@ -264,10 +268,14 @@ class Agent:
         match = self.registry.match_popup(obs.package, xml, activity=obs.activity) if xml else None
         if match is None:
             return False
-        gate = GuardContext(self._task, match.action, Size(*obs.size), obs.package, draft.index, match.rule.id)
+        gate = GuardContext(
+            self._task, match.action, Size(*obs.size), obs.package, draft.index, match.rule.id
+        )
         gate = replace(gate, hierarchy_source=lambda: xml, screenshot_source=lambda: _device_frame(obs))
         if any(d.verdict in (Verdict.BLOCK, Verdict.ASK) for d in run_guards(self.guards, gate)):
-            return False  # a rule's tap is reviewed like a model's; on any objection the model sees the screen
+            return (
+                False  # a rule's tap is reviewed like a model's; on any objection the model sees the screen
+            )
         draft.source = "rule"
         draft.hierarchy = xml
         draft.action = match.action

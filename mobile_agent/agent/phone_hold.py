@@ -120,7 +120,9 @@ class PhoneHold:
             self._thread.join(HEARTBEAT_S + 1)
         try:
             phone_db.release_device(self.store, self.key, worker=self.me)
-        except MobileAgentError as exc:  # a store fault (disk full, read-only): said in one line; the lease lapses
+        except (
+            MobileAgentError
+        ) as exc:  # a store fault (disk full, read-only): said in one line; the lease lapses
             log.warning("could not release the lease on phone %s: %s", self.serial, exc.one_line())
         except Exception:  # noqa: BLE001 - the lease lapses by itself
             log.warning("could not release the lease on phone %s", self.serial, exc_info=True)

@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
-DEFAULT_MODEL = "ui-venus-2"
-DEFAULT_FAMILY = "ui-venus-2"
-
 
 def load_registry(apps_dir: str | Path | None = None) -> AppRegistry:
     """The app registry: the shipped manifests plus those in ``apps_dir``. Raises ConfigError on a bad manifest."""
@@ -48,9 +44,9 @@ def run_task(
     *,
     device: str | None = None,
     adb: str | None = None,
-    base_url: str | list[str] = DEFAULT_BASE_URL,
-    model: str = DEFAULT_MODEL,
-    family: str = DEFAULT_FAMILY,
+    base_url: str | list[str] | None = None,
+    model: str | None = None,
+    family: str | None = None,
     db: str | None = None,
     data_dir: str | Path | None = None,
     apps_dir: str | Path | None = None,
@@ -72,19 +68,26 @@ def run_task(
 
     ``safety`` overrides ``config.safety`` (default: ask before every consequential action; when ``user`` cannot
     answer, the episode pauses as needs_user and :func:`resume_episode` continues it).
+
+    An argument left out comes from the settings (mobile_agent/settings): the environment (MOBILE_AGENT_BASE_URL,
+    MOBILE_AGENT_MODEL, MOBILE_AGENT_FAMILY, MOBILE_AGENT_ADB, ANDROID_SERIAL, ...), then the config file.
     """
     if not task.strip():
-        raise UserError("the task is empty", "say what the agent should do: mobile-agent run \"打开设置\"")
+        raise UserError("the task is empty", 'say what the agent should do: mobile-agent run "打开设置"')
     config = config or AgentConfig()
     if safety is not None:
         config = replace(config, safety=safety)
-    adapter = get_family(family)
-    serial = choose_serial(device, adb)
+    from mobile_agent.settings.values import load_settings  # lazy: pydantic-settings costs start time
+
+    urls = [base_url] if isinstance(base_url, str) else base_url
+    settings = load_settings(device=device, adb=adb, base_url=urls, model=model, family=family, db=db)
+    adb, apps_dir = settings.adb, apps_dir or settings.apps_dir
+    adapter = get_family(settings.family)
+    serial = choose_serial(settings.device, adb)
     if client is None:
-        urls = [base_url] if isinstance(base_url, str) else list(base_url)
-        client = ModelClient(urls, model)
+        client = ModelClient(settings.base_url, settings.model)
     own_store = store is None
-    store = store or TrajectoryStore.open(db, root=Path(data_dir) if data_dir else None)
+    store = store or TrajectoryStore.open(settings.db, root=Path(data_dir) if data_dir else None)
     try:
         agent = Agent(
             AndroidDevice(serial, adb=adb),
@@ -162,4 +165,4 @@ def resume_episode(
             store.close()
 
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_FAMILY", "DEFAULT_MODEL", "load_registry", "resume_episode", "run_task"]
+__all__ = ["load_registry", "resume_episode", "run_task"]

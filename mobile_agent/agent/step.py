@@ -71,11 +71,16 @@ class StepScreen:
         return self.device.observe(self.scale())
 
     def start_step(self, *, prefetch: bool) -> None:
-        """Forget the last step's tree. ``prefetch``: dump this step's tree in the background right away (popup
-        rules need it before the model is asked), while the screenshot and the foreground app are read."""
+        """Forget the last step's tree. ``prefetch``: this step's tree is wanted before the model is asked (popup
+        rules): the one the device read with the settled frame this step reuses, else dumped in the background
+        right away, while the screenshot and the foreground app are read."""
         self.dumped = None
         self._fetched = False
-        self._pending = self._prefetch.submit(self.device.hierarchy) if prefetch else None
+        self.device.prefetch_hierarchy = prefetch  # settling reads the next step's tree with its frame
+        pending = self.device.settled_hierarchy(self.scale()) if prefetch else None
+        if prefetch and pending is None:
+            pending = self._prefetch.submit(self.device.hierarchy)
+        self._pending = pending
 
     def hierarchy(self) -> str | None:
         """The view tree of this step, dumped at most once (popup rules, walls and the safety gate share it)."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import logging
 import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +98,9 @@ def shipped_apps_dir() -> Path:
 
 def load_registry(apps_dir: str | Path | None = None, *, include_shipped: bool = True) -> AppRegistry:
     """Shipped manifests plus the user's folder (``apps_dir``, else $MOBILE_AGENT_APPS). Raises ConfigError."""
-    user_dir = apps_dir if apps_dir is not None else os.environ.get(APPS_DIR_ENV) or None
+    from mobile_agent.settings.values import load_settings
+
+    user_dir = apps_dir if apps_dir is not None else load_settings().apps_dir  # MOBILE_AGENT_APPS, config
     dirs = [shipped_apps_dir()] if include_shipped else []
     if user_dir is not None:
         dirs.append(_existing_dir(user_dir))
@@ -119,6 +123,28 @@ def _existing_dir(folder: str | Path) -> Path:
             path=str(path),
         )
     return path
+
+
+_CACHE: dict[tuple, AppRegistry] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def _folders_signature(dirs: list[Path]) -> tuple:
+    """What the registry built from ``dirs`` depends on: each folder and the name and content digest of every file
+    the builder reads there (reading and hashing them costs ~1 ms; mtimes can miss a rewrite within a tick)."""
+    parts: list[tuple] = []
+    for folder in dirs:
+        files = []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.endswith((".yaml", ".yml", ".json5")):
+                        digest = hashlib.blake2b(Path(entry.path).read_bytes(), digest_size=16).digest()
+                        files.append((entry.name, digest))
+        except OSError:
+            files.append(("<unreadable>", os.urandom(8)))  # never a cache hit: the build reports the problem
+        parts.append((str(folder), tuple(sorted(files))))
+    return tuple(parts)
 
 
 def check_dirs(dirs: Iterable[Path]) -> list[ConfigError]:
@@ -170,7 +196,24 @@ class AppRegistry:
 
     @classmethod
     def from_dirs(cls, dirs: list[Path]) -> AppRegistry:
-        """Later folders override earlier ones by manifest id. Raises the first ConfigError found."""
+        """Later folders override earlier ones by manifest id. Raises the first ConfigError found.
+
+        Built once per process for the same folders while no file in them changes (parsing ~260 manifests costs
+        about half a second of CPU; a farm or a library caller runs many tasks). The registry is read-only, so
+        every caller may share it."""
+        key = _folders_signature(dirs)
+        with _CACHE_LOCK:
+            cached = _CACHE.get(key)
+        if cached is not None:
+            return cached
+        registry = cls._build(dirs)
+        with _CACHE_LOCK:
+            _CACHE.clear()  # one entry is enough: a process uses one set of folders, and old ones are stale
+            _CACHE[key] = registry
+        return registry
+
+    @classmethod
+    def _build(cls, dirs: list[Path]) -> AppRegistry:
         built = _Builder(dirs).build()
         if built.errors:
             first = built.errors[0]

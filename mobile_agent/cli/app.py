@@ -29,7 +29,7 @@ err_console = Console(stderr=True, soft_wrap=True)
 app = typer.Typer(
     help="Run GUI vision-language models as agents on Android phones: one task, a farm, replay and reports.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
 )
 sim_app = typer.Typer(
@@ -38,8 +38,29 @@ sim_app = typer.Typer(
 app.add_typer(sim_app, name="sim")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"mobile-agent {version('mobile-agent')}")
+        except PackageNotFoundError:  # pragma: no cover - running from a tree that was never installed
+            typer.echo("mobile-agent (not installed)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Run GUI vision-language models as agents on Android phones: one task, a farm, replay and reports."""
+
+
 def _mount() -> None:
     """Every command, each from the module that holds it (`--help` lists them in this order)."""
+    from mobile_agent.cli.adb import ADB_CONTEXT, adb_command
     from mobile_agent.cli.apps import apps_app
     from mobile_agent.cli.console import console_command
     from mobile_agent.cli.demo import demo_command
@@ -53,7 +74,9 @@ def _mount() -> None:
     from mobile_agent.cli.run import run_command
     from mobile_agent.cli.safety import resume_command
     from mobile_agent.cli.sim import up_command
+    from mobile_agent.cli.sim_judge import judge_command
     from mobile_agent.cli.sim_model import model_command
+    from mobile_agent.cli.tasks import tasks_app
     from mobile_agent.cli.verify import verify_command
 
     app.command("run")(run_command)
@@ -81,14 +104,21 @@ def _mount() -> None:
     app.command("worker", help="Serve this host's phones from a shared task queue.")(worker_command)
     app.add_typer(devices_app, name="devices", help="Phones: state, health checks, preparation.")
     app.add_typer(runs_app, name="runs", help="Batch runs and their progress, from any host.")
-    app.add_typer(inbox_app, name="inbox", help="Questions paused episodes wait on, across runs; answer them.")
+    app.add_typer(
+        inbox_app, name="inbox", help="Questions paused episodes wait on, across runs; answer them."
+    )
     app.command("console", help="Serve the web console (phones, runs, episodes, the inbox) on loopback.")(
         console_command
     )
     app.command("verify", help="Verify episodes: complete, partial, infeasible or failed.")(verify_command)
     app.add_typer(apps_app, name="apps", help="App manifests: list, show, verify on a phone.")
+    app.command("adb", context_settings=ADB_CONTEXT)(adb_command)
+    app.add_typer(tasks_app, name="tasks", help="Task files: check one without touching a phone.")
     sim_app.command("up", help="Start simulated phones and connect them to an adb server.")(up_command)
     sim_app.command("model", help="Serve the simulated model (OpenAI-compatible) on loopback.")(model_command)
+    sim_app.command(
+        "judge", help="Serve a scripted judge (OpenAI-compatible) on loopback, for verify --judge."
+    )(judge_command)
 
 
 _mount()

@@ -239,7 +239,9 @@ def popups_command(
     parsed = ViewTree.parse(xml)
     if parsed is None:
         raise UserError(
-            f"{tree} is not a uiautomator dump (XML)", "dump one with `adb shell uiautomator dump`"
+            f"{tree} is not a uiautomator dump (XML)",
+            "dump one with `mobile-agent adb shell uiautomator dump /sdcard/ui.xml` and "
+            "`mobile-agent adb pull /sdcard/ui.xml`",
         )
     imports = use_popup_rules(popup_rules, quiet=as_json)
     registry = load_registry(apps_dir)

@@ -14,10 +14,12 @@ import typer
 from rich.markup import escape
 
 from mobile_agent.agent.config import EpisodeResult, StepEvent
-from mobile_agent.agent.runtime import DEFAULT_FAMILY, run_task
+from mobile_agent.agent.runtime import run_task
 from mobile_agent.agent.safety import PolicyAction, PolicyRule, SafetyPolicy
 from mobile_agent.cli.terminal import console, print_outcome, print_step
+from mobile_agent.model.families import DEFAULT_FAMILY
 from mobile_agent.sim.farm import SimFarm
+from mobile_agent.sim.render.fonts import FONT_HINT, cjk_font_path
 from mobile_agent.sim.scenario import load_scenario
 from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
@@ -84,6 +86,13 @@ def demo_command(
     console.print(
         f"[dim]starting a simulated phone (scenario {scenario}) and the simulated {family} model...[/]"
     )
+    console.print(
+        "safety: the demo allows sending in WeChat (send@com.tencent.mm), because sending its one message is the "
+        "task; every other consequential action (pay, transfer, order, delete, post, call) still asks. "
+        "`mobile-agent run` allows nothing unless you say so (--allow)."
+    )
+    if cjk_font_path() is None:
+        console.print(f"[yellow]no CJK font: the simulated screens show Chinese as boxes[/] ({FONT_HINT})")
     result = run_demo(scenario=scenario, family=family, db=db, on_step=print_step)
     print_outcome(result.episode, result.store_location)
     mark = "[green]ok[/]" if result.check_ok else "[red]not met[/]"

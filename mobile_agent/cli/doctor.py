@@ -29,6 +29,17 @@ def run_checks(
     yield from _device_checks(device, adb)
     yield from _model_checks(base_url, model, family)
     yield _safety_check()
+    yield _font_check()
+
+
+def _font_check() -> Check:
+    """The simulated screens (demo, sim up) need a font with Chinese glyphs, or their text is boxes."""
+    from mobile_agent.sim.render.fonts import FONT_HINT, cjk_font_path
+
+    path = cjk_font_path()
+    if path:
+        return Check("CJK font", "ok", f"simulated screens draw Chinese with {path}")
+    return Check("CJK font", "skip", "none found: simulated screens show Chinese as boxes", FONT_HINT)
 
 
 def _safety_check() -> Check:
@@ -39,20 +50,45 @@ def _safety_check() -> Check:
 
 
 def doctor_command(
-    device: str | None = typer.Option(None, "--device", "-d"),
-    adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB"),
-    base_url: str = typer.Option(
-        "http://127.0.0.1:8000/v1",
-        "--base-url",
-        envvar="MOBILE_AGENT_BASE_URL",
-        help="Model endpoint to check.",
+    device: str | None = typer.Option(
+        None,
+        "--device",
+        "-d",
+        help="Phone serial to check (default: ANDROID_SERIAL, else every attached phone).",
     ),
-    model: str = typer.Option("ui-venus-2", "--model", envvar="MOBILE_AGENT_MODEL"),
-    family: str = typer.Option("ui-venus-2", "--family", envvar="MOBILE_AGENT_FAMILY"),
+    adb: str | None = typer.Option(None, "--adb", help="adb server HOST:PORT (default: the configured one)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Model endpoint to check (default: the configured one)."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="Model name it should serve (default: ui-venus-2)."
+    ),
+    family: str | None = typer.Option(None, "--family", help="Output format family (default: ui-venus-2)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the checks as one JSON object."),
 ) -> None:
     """Check the set-up step by step and say how to fix each failure."""
+    from mobile_agent.settings.values import load_settings
+
+    settings = load_settings(
+        device=device, adb=adb, base_url=[base_url] if base_url else None, model=model, family=family
+    )
+    checks = run_checks(
+        device=settings.device,
+        adb=settings.adb,
+        base_url=settings.base_url[0],
+        model=settings.model,
+        family=settings.family,
+    )
+    if as_json:
+        import json
+        from dataclasses import asdict
+
+        found = [asdict(check) for check in checks]
+        failed = sum(check["status"] == "fail" for check in found)
+        typer.echo(json.dumps({"ok": not failed, "checks": found}, ensure_ascii=False, indent=2))
+        raise typer.Exit(1 if failed else 0)
     failed = 0
-    for check in run_checks(device=device, adb=adb, base_url=base_url, model=model, family=family):
+    for check in checks:
         mark = {"ok": "[green]✓[/]", "fail": "[red]✗[/]", "skip": "[yellow]-[/]"}[check.status]
         console.print(f"{mark} {escape(check.name)}: {escape(check.detail)}")
         if check.status == "fail":
@@ -77,7 +113,7 @@ def _device_checks(device: str | None, adb: str | None) -> Iterator[Check]:
             "phones",
             "fail",
             "no phone attached",
-            "plug one in with USB debugging on, or `adb connect HOST:PORT`",
+            f"plug one in with USB debugging on, or `mobile-agent adb -H {host} -P {port} connect PHONE_IP:5555`",
         )
         return
     for serial, state in phones:
@@ -88,7 +124,12 @@ def _device_checks(device: str | None, adb: str | None) -> Iterator[Check]:
                 f"phone {serial}", "fail", "unauthorized", "unlock the phone and accept 'Allow USB debugging'"
             )
         else:
-            yield Check(f"phone {serial}", "fail", state, "replug the cable or run `adb reconnect`")
+            yield Check(
+                f"phone {serial}",
+                "fail",
+                state,
+                f"replug the cable or run `mobile-agent adb -H {host} -P {port} reconnect`",
+            )
     ready = [s for s, st in phones if st == "device"]
     targets = [device] if device else ready
     for serial in targets:

@@ -16,7 +16,7 @@ runs_app = typer.Typer(help="Runs in the (shared) database and their progress.",
 def runs_list(
     ctx: typer.Context,
     db: str | None = DbOpt,
-    limit: int = typer.Option(20, "--limit", "-n", min=1),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, help="Show at most this many, newest first."),
     as_json: bool = JsonOpt,
 ) -> None:
     """List recent runs with their task counts."""

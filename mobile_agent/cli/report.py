@@ -7,6 +7,7 @@ User errors are raised as ``UserError`` for the main app to print as one line an
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -141,6 +142,7 @@ def report_command(
     run: str | None = typer.Option(None, "--run", help="Report a whole run instead of one episode."),
     output: str | None = typer.Option(None, "--output", "-o", help="HTML file to write."),
     db: str | None = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print where the report was written as JSON."),
 ) -> None:
     """Write a self-contained HTML report of an episode or a run."""
     from mobile_agent.report.html import write_report
@@ -152,6 +154,9 @@ def report_command(
         )
     with TrajectoryStore.open(db) as store:
         path = write_report(store, episode=episode, run=run, output=output)
+    if as_json:
+        typer.echo(json.dumps({"report": str(Path(path).resolve()), "episode": episode, "run": run}))
+        return
     console.print(f"report written: {escape(str(path))}")
 
 
@@ -166,12 +171,19 @@ def export_command(
     only_correct_steps: bool = typer.Option(
         False, "--only-correct-steps", help="Only steps labelled correct."
     ),
-    images: str = typer.Option("copy", "--images", help="copy (into the folder) or reference (store files)."),
+    images: str = typer.Option(
+        "copy", "--images", help="copy (into the folder, so it travels) or reference (the store's files)."
+    ),
+    copy_images: bool = typer.Option(False, "--copy-images", help="Same as --images copy."),
+    per: str = typer.Option(
+        "step", "--per", help="One record per step (with its prompt's history) or per episode (multi-turn)."
+    ),
     name: str | None = typer.Option(None, "--name", help="Dataset name (default mobile_agent_<format>)."),
     db: str | None = DB_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print what was written and skipped as JSON."),
 ) -> None:
     """Export recorded steps as multimodal fine-tuning data."""
-    from mobile_agent.report.export import ExportFormat, ExportOptions, ImageMode, export_episodes
+    from mobile_agent.report.export import ExportFormat, ExportOptions, ExportUnit, ImageMode, export_episodes
     from mobile_agent.report.selection import select_episodes
     from mobile_agent.store.store import TrajectoryStore
 
@@ -182,11 +194,15 @@ def export_command(
             f"unknown export format {fmt!r}", hint="use --format sharegpt or --format swift"
         ) from None
     try:
-        mode = ImageMode(images.strip().lower())
+        mode = ImageMode.COPY if copy_images else ImageMode(images.strip().lower())
     except ValueError:
         raise UserError(
             f"--images {images!r} is not a mode", hint="use --images copy or --images reference"
         ) from None
+    try:
+        unit = ExportUnit(per.strip().lower())
+    except ValueError:
+        raise UserError(f"--per {per!r} is not a unit", hint="use --per step or --per episode") from None
     options = ExportOptions(
         format=chosen_format,
         family=family,
@@ -194,10 +210,29 @@ def export_command(
         only_correct_steps=only_correct_steps,
         images=mode,
         dataset_name=name,
+        per=unit,
     )
     with TrajectoryStore.open(db) as store:
         chosen = select_episodes(store, run=run, episodes=episodes or ())
         result = export_episodes(store, chosen, output, options)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "data_file": str(result.data_file.resolve()),
+                    "dataset_info": str(result.dataset_info.resolve()) if result.dataset_info else None,
+                    "dataset_name": options.name,
+                    "records": result.records,
+                    "episodes": result.episodes,
+                    "skipped_episodes": result.skipped_episodes,
+                    "skipped_steps": result.skipped_steps,
+                    "notes": result.notes,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return
     console.print(
         f"{result.records} record(s) from {result.episodes} episode(s) written to {escape(str(result.data_file))}"
     )

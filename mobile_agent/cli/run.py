@@ -7,11 +7,13 @@ import typer
 from mobile_agent.agent.config import AgentConfig, NoUser
 from mobile_agent.agent.runtime import run_task
 from mobile_agent.cli.apps import POPUP_RULES_HELP, use_popup_rules
+from mobile_agent.cli.episodes import print_json
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
 from mobile_agent.cli.terminal import TerminalUser, print_outcome, print_step
 from mobile_agent.errors import MobileAgentError, UserError
 from mobile_agent.model.base import PromptOptions
 from mobile_agent.model.client import ModelClient
+from mobile_agent.store.store import TrajectoryStore
 from mobile_agent.verify.labels import Critic
 
 
@@ -35,21 +37,16 @@ def critic_from_options(url: str | None, model: str | None, reasks: int, fail_cl
 def run_command(
     task: str = typer.Argument(..., help="What the agent should do, in plain words."),
     device: str | None = typer.Option(
-        None, "--device", "-d", help="Phone serial (default: the only attached phone)."
+        None, "--device", "-d", help="Phone serial (default: ANDROID_SERIAL, else the only attached phone)."
     ),
-    adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
+    adb: str | None = typer.Option(
+        None, "--adb", help="adb server HOST:PORT (default: MOBILE_AGENT_ADB, ADB_SERVER_SOCKET, ...)."
+    ),
     base_url: list[str] = typer.Option(
-        ["http://127.0.0.1:8000/v1"],
-        "--base-url",
-        envvar="MOBILE_AGENT_BASE_URL",
-        help="OpenAI-compatible endpoint(s).",
+        [], "--base-url", help="OpenAI-compatible endpoint(s) (default: http://127.0.0.1:8000/v1)."
     ),
-    model: str = typer.Option(
-        "ui-venus-2", "--model", envvar="MOBILE_AGENT_MODEL", help="Model name served there."
-    ),
-    family: str = typer.Option(
-        "ui-venus-2", "--family", envvar="MOBILE_AGENT_FAMILY", help="Output format family."
-    ),
+    model: str | None = typer.Option(None, "--model", help="Model name served there (default: ui-venus-2)."),
+    family: str | None = typer.Option(None, "--family", help="Output format family (default: ui-venus-2)."),
     max_steps: int = typer.Option(50, "--max-steps", min=1, help="Stop after this many steps."),
     timeout: float = typer.Option(900.0, "--timeout", min=1, help="Episode timeout in seconds."),
     step_timeout: float = typer.Option(
@@ -96,6 +93,11 @@ def run_command(
     force: bool = typer.Option(
         False, "--force", help="Take the phone over even while another live run or worker holds it."
     ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print one JSON object at the end (episode id, phone, outcome, store), no step lines.",
+    ),
 ) -> None:
     """Run one task on one phone and record every step."""
     config = AgentConfig(
@@ -109,23 +111,45 @@ def run_command(
     user = NoUser() if non_interactive else TerminalUser()
     safety = policy_from_options(policy, allow, deny)
     reviewer = critic_from_options(critic, critic_model, critic_reasks, critic_fail_closed)
-    result = run_task(
-        task,
-        device=device,
-        adb=adb,
-        base_url=base_url,
-        model=model,
-        family=family,
-        db=db,
-        apps_dir=apps_dir,
-        config=config,
-        user=user,
-        on_step=print_step,
-        safety=safety,
-        critic=reviewer,
-        force=force,
-    )
-    print_outcome(result)
+    from mobile_agent.settings.values import load_settings
+
+    store = TrajectoryStore.open(load_settings(db=db).db)  # ours, so we can say where the trajectory is
+    try:
+        result = run_task(
+            task,
+            device=device,
+            adb=adb,
+            base_url=base_url,
+            model=model,
+            family=family,
+            db=db,
+            apps_dir=apps_dir,
+            config=config,
+            user=user,
+            on_step=None if as_json else print_step,
+            safety=safety,
+            critic=reviewer,
+            force=force,
+            store=store,
+        )
+        location, serial = store.describe_location(), store.episode(result.episode_id).device
+    finally:
+        store.close()
+    if as_json:
+        print_json(
+            {
+                "episode_id": result.episode_id,
+                "device": serial,
+                "outcome": str(result.outcome),
+                "ok": result.ok,
+                "steps": result.steps,
+                "answer": result.answer,
+                "detail": result.detail,
+                "store": location,
+            }
+        )
+    else:
+        print_outcome(result, location)
     raise typer.Exit(0 if result.ok else 1)
 
 

@@ -52,7 +52,7 @@ def up_command(
                     typer.echo(serial)
                 typer.echo(
                     f"{len(farm.serials)} simulated phone(s) on the adb server at 127.0.0.1:{farm.adb_port}; "
-                    f"use `adb -P {farm.adb_port} devices`. Ctrl-C stops them.",
+                    f"use `mobile-agent adb -P {farm.adb_port} devices`. Ctrl-C stops them.",
                     err=True,
                 )
                 while not stop.wait(3600):

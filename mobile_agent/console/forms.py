@@ -46,7 +46,7 @@ class Forms:
     @staticmethod
     def _back(form: dict[str, list[str]], fallback: str, message: str) -> RedirectResponse:
         target = (form.get("next") or [fallback])[0]
-        if not target.startswith("/") or target.startswith("//"):  # only our own pages
+        if not target.startswith("/") or target.startswith("//") or "\\" in target:  # only our own pages
             target = fallback
         sep = "&" if "?" in target else "?"
         return RedirectResponse(f"{target}{sep}{urlencode({'message': message})}", status_code=303)

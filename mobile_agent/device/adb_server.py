@@ -25,10 +25,23 @@ READ_TIMEOUT = 60.0  # no single adb or uiautomator2 read waits longer than this
 MIN_READ_TIMEOUT = 0.1  # a socket timeout of 0 would mean non-blocking
 
 
+def adb_command(address: str | None, *args: str) -> str:
+    """A command line that works after ``pip install``: the adb that ships with adbutils, via ``mobile-agent adb``,
+    against the server at ``address`` (HOST:PORT; None for the configured one)."""
+    server: list[str] = []
+    if address:
+        host, _, port = address.rpartition(":")
+        if host and host not in ("127.0.0.1", "localhost"):
+            server += ["-H", host]
+        server += ["-P", port]
+    return " ".join(["mobile-agent adb", *server, *args])
+
+
 def start_hint(host: str, port: int) -> str:
-    command = f"adb -P {port} start-server"
     if host in ("127.0.0.1", "localhost", "::1"):
+        command = f"mobile-agent adb -P {port} start-server"
         return f"start it with `{command}` (or `mobile-agent sim up` for simulated phones), or pass --adb HOST:PORT"
+    command = f"mobile-agent adb -a -P {port} start-server"
     return f"start it on {host} with `{command}`, or fix the adb server address (--adb, devices.yaml)"
 
 
@@ -87,6 +100,7 @@ __all__ = [
     "DEFAULT_ADB_PORT",
     "READ_TIMEOUT",
     "AdbServerClient",
+    "adb_command",
     "adb_server_client",
     "check_reachable",
     "start_hint",

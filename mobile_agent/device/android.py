@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,7 +24,7 @@ import uiautomator2.exceptions as u2err
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Key, Size
-from mobile_agent.device.adb_server import AdbServerClient, adb_server_client, check_reachable
+from mobile_agent.device.adb_server import AdbServerClient, adb_command, adb_server_client, check_reachable
 from mobile_agent.errors import (
     AdbServerUnreachable,
     DeadlineExceeded,
@@ -75,6 +76,18 @@ class SettleOptions:
 
 
 @dataclass(frozen=True)
+class _Settled:
+    """The frame settling ended on, with the view tree read at the same moment (in the background): the next
+    observation uses them instead of asking the phone again. (The foreground app is read afresh: that read also
+    tells that the phone is still there.)"""
+
+    jpeg: bytes
+    scale: float
+    at: float  # monotonic
+    hierarchy: Future[str] | None
+
+
+@dataclass(frozen=True)
 class ActResult:
     act_ms: float
     settle_ms: float
@@ -82,9 +95,12 @@ class ActResult:
 
 
 def parse_adb_address(address: str | None) -> tuple[str, int]:
-    """``"host:port"`` / ``"port"`` / None -> (host, port); default 127.0.0.1:5037."""
+    """``"host:port"`` / ``"port"`` / None -> (host, port). None is the configured server (MOBILE_AGENT_ADB,
+    ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT, the config file; else 127.0.0.1:5037), as for adb itself."""
     if not address:
-        return "127.0.0.1", 5037
+        from mobile_agent.settings.values import load_settings
+
+        address = load_settings().adb
     host, _, port = address.rpartition(":")
     try:
         number = int(port)
@@ -113,12 +129,16 @@ def list_devices(adb: str | None = None) -> list[tuple[str, str]]:
     except (adbutils.AdbError, OSError) as exc:
         host, port = parse_adb_address(adb)
         raise UserError(
-            f"the adb server at {host}:{port} failed to list phones ({exc})", "restart it: adb kill-server"
+            f"the adb server at {host}:{port} failed to list phones ({exc})",
+            f"restart it: mobile-agent adb -H {host} -P {port} kill-server, then start-server",
         ) from None
 
 
 def choose_serial(serial: str | None, adb: str | None = None) -> str:
-    """The phone to use: the given serial, or the only attached one; a clear error otherwise."""
+    """The phone to use: the given serial, else ANDROID_SERIAL (the configured device), else the only attached one."""
+    from mobile_agent.settings.values import load_settings
+
+    serial = serial or load_settings().device
     devices = list_devices(adb)
     if serial:
         states = dict(devices)
@@ -136,7 +156,8 @@ def choose_serial(serial: str | None, adb: str | None = None) -> str:
             "connect a phone with USB debugging on and accept the prompt, or start simulated ones: mobile-agent sim up",
         )
     raise UserError(
-        f"{len(ready)} phones are attached: {', '.join(ready)}", "choose one with --device SERIAL"
+        f"{len(ready)} phones are attached: {', '.join(ready)}",
+        "choose one with --device SERIAL (or ANDROID_SERIAL=SERIAL, as for adb)",
     )
 
 
@@ -153,7 +174,10 @@ class AndroidDevice:
         self._adb: adbutils.AdbDevice | None = None
         self._u2: uiautomator2.Device | None = None
         self._frame_scale = 1.0  # the scale observations are taken at; settling polls at the same scale
-        self._settled: tuple[bytes, float, float] | None = None  # (jpeg, scale, monotonic time)
+        self._settled: _Settled | None = None
+        self._idle_signal: bool | None = None  # the u2 server answers waitForIdle (None: not asked yet)
+        self._background = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"prefetch-{serial}")
+        self.prefetch_hierarchy = False  # settling also reads the view tree (the loop's popup rules need it)
         self.deadline: Deadline | None = None
 
     def set_deadline(self, deadline: Deadline | None) -> None:
@@ -187,7 +211,10 @@ class AndroidDevice:
             if "unauthorized" in text:
                 state = "unauthorized"
             elif "not found" in text:
-                raise DeviceNotFound(f"phone {self.serial} is not attached", "check `adb devices`") from None
+                raise DeviceNotFound(
+                    f"phone {self.serial} is not attached",
+                    f"check `{adb_command(self.adb_address, 'devices')}`",
+                ) from None
             else:
                 raise DeviceLost(f"phone {self.serial}: {text}", "check the cable or network") from None
         except OSError as exc:
@@ -199,7 +226,9 @@ class AndroidDevice:
             )
         if state != "device":
             raise DeviceLost(
-                f"phone {self.serial} is {state}", "reconnect it (adb connect / replug the cable)"
+                f"phone {self.serial} is {state}",
+                f"reconnect it (replug the cable, or `{adb_command(self.adb_address, 'connect', self.serial)}` "
+                "for a network phone)",
             )
 
     def _bounded(self, call: Callable[[], T], what: str) -> T:
@@ -213,7 +242,8 @@ class AndroidDevice:
                 raise deadline.exceeded(f"{what} on phone {self.serial}") from None
             raise DeviceError(
                 f"phone {self.serial}: {what} did not answer within {bound:.0f} s",
-                "is the phone frozen? check it with `adb shell` or reboot it",
+                f"is the phone frozen? check it with `{adb_command(self.adb_address, '-s', self.serial, 'shell')}` "
+                "or reboot it",
             ) from None
         except (AdbServerUnreachable, DeadlineExceeded):
             raise
@@ -304,14 +334,13 @@ class AndroidDevice:
         with self._lock:
             started = time.perf_counter()
             self._frame_scale = scale
-            fresh, self._settled = self._settled, None
-            if (
-                fresh is not None
-                and fresh[1] == scale
-                and time.monotonic() - fresh[2] < self.settle_options.reuse_within
-            ):
-                jpeg = fresh[0]  # the frame settling ended on: nothing has happened since
+            fresh = self._fresh_settled(scale)
+            self._settled = None
+            foreground = None
+            if fresh is not None:
+                jpeg = fresh.jpeg  # the frame settling ended on: nothing has happened since
             else:
+                foreground = self._background.submit(self.foreground)  # read while the frame is taken
                 jpeg = self.screenshot_jpeg(scale)
             shot_ms = (time.perf_counter() - started) * 1000
             image_size = Size(*Image.open(io.BytesIO(jpeg)).size)
@@ -319,7 +348,7 @@ class AndroidDevice:
             if (image_size.width > image_size.height) != (size.width > size.height):
                 size = self.screen_size(refresh=True)  # the phone was rotated
             try:
-                package, activity = self.foreground()
+                package, activity = foreground.result() if foreground is not None else self.foreground()
             except (DeviceLost, AdbServerUnreachable):
                 raise
             except DeviceError:
@@ -335,8 +364,24 @@ class AndroidDevice:
                 image_size=image_size,
             )
 
+    def _fresh_settled(self, scale: float) -> _Settled | None:
+        fresh = self._settled
+        if fresh is None or fresh.scale != scale:
+            return None
+        return fresh if time.monotonic() - fresh.at < self.settle_options.reuse_within else None
+
     def hierarchy(self) -> str:
         return self._rpc("dumpWindowHierarchy", False, 50)
+
+    def settled_hierarchy(self, scale: float) -> Future[str] | None:
+        """The view tree read together with the settled frame the next observation at ``scale`` will use (taken
+        once), or None when there is none."""
+        with self._lock:
+            fresh = self._fresh_settled(scale)
+            if fresh is None or fresh.hierarchy is None:
+                return None
+            self._settled = _Settled(fresh.jpeg, fresh.scale, fresh.at, None)
+            return fresh.hierarchy
 
     def installed_packages(self) -> set[str]:
         return set(self._guard(lambda: self.adb.list_packages(), "the package list"))
@@ -441,14 +486,49 @@ class AndroidDevice:
 
     # ----- settle -----------------------------------------------------------------------------------------------
     def settle(self, before: int | None = None) -> tuple[float, bool]:
-        """Poll frames until two in a row show the same screen (and it differs from ``before``, the dHash of the
-        frame the action was chosen on, or the grace time passed). Frames are taken at the observation scale, so
-        the last one is kept and serves as the next observation.
+        """Wait until the screen is idle and keep the first frame after that: it serves as the next observation,
+        with the view tree (when ``prefetch_hierarchy``) and the foreground app read at the same time.
+
+        When the phone can tell (the u2 server's waitForIdle), one frame after its idle signal; otherwise poll
+        frames until two in a row show the same screen (and it differs from ``before``, the dHash of the frame the
+        action was chosen on, or the grace time passed).
 
         Returns (milliseconds waited, whether the screen settled within the bound).
         """
-        o = self.settle_options
         started = time.perf_counter()
+        if self._idle_signal is not False and self._wait_idle(self.settle_options.timeout):
+            frame, settled = self._settled_frame(), True
+        else:
+            frame, settled = self._compare_frames(before, started)
+            self._settled = self._with_background(frame)
+        return (time.perf_counter() - started) * 1000, settled
+
+    def _wait_idle(self, timeout: float) -> bool:
+        """True when the phone says its screen is idle within ``timeout``. A u2 server without waitForIdle is not
+        asked again (settling compares frames instead)."""
+        try:
+            idle = self._rpc("waitForIdle", int(timeout * 1000), timeout=timeout + 5)
+        except DeviceError as exc:
+            if "-32601" in str(exc) or "Method not found" in str(exc):
+                self._idle_signal = False
+                return False
+            raise
+        self._idle_signal = True
+        return bool(idle)
+
+    def _settled_frame(self) -> bytes:
+        """The frame after the idle signal, taken while the view tree is read."""
+        hierarchy = self._background.submit(self.hierarchy) if self.prefetch_hierarchy else None
+        frame = self.screenshot_jpeg(self._frame_scale)
+        self._settled = _Settled(frame, self._frame_scale, time.monotonic(), hierarchy)
+        return frame
+
+    def _with_background(self, frame: bytes) -> _Settled:
+        hierarchy = self._background.submit(self.hierarchy) if self.prefetch_hierarchy else None
+        return _Settled(frame, self._frame_scale, time.monotonic(), hierarchy)
+
+    def _compare_frames(self, before: int | None, started: float) -> tuple[bytes, bool]:
+        o = self.settle_options
         frame = self.screenshot_jpeg(self._frame_scale)
         previous = dhash(frame)
         settled = False
@@ -463,8 +543,7 @@ class AndroidDevice:
                 settled = True
                 break
             previous = current
-        self._settled = (frame, self._frame_scale, time.monotonic())
-        return (time.perf_counter() - started) * 1000, settled
+        return frame, settled
 
 
 def is_black(jpeg: bytes, threshold: int = 8) -> bool:

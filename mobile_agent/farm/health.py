@@ -18,7 +18,7 @@ from enum import Enum
 
 import adbutils
 
-from mobile_agent.device.adb_server import AdbServerClient
+from mobile_agent.device.adb_server import AdbServerClient, adb_command
 from mobile_agent.device.android import ADB_KEYBOARD, AndroidDevice, parse_adb_address
 from mobile_agent.errors import AdbServerUnreachable, MobileAgentError
 from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState, adb_states
@@ -213,10 +213,11 @@ def check_phone(
     if phone.state is not PhoneState.ONLINE:
         fix = {
             PhoneState.UNAUTHORIZED: "unlock the phone and accept the 'Allow USB debugging' prompt",
-            PhoneState.ABSENT: f"attach it to the adb server at {phone.entry.adb} (adb connect / USB)",
-            PhoneState.UNREACHABLE: f"start the adb server at {phone.entry.adb}",
+            PhoneState.ABSENT: f"attach it to the adb server at {phone.entry.adb} (USB, or "
+            f"`{adb_command(phone.entry.adb, 'connect', phone.serial)}`)",
+            PhoneState.UNREACHABLE: f"start the adb server: `{adb_command(phone.entry.adb, 'start-server')}`",
             PhoneState.DISABLED: "remove 'disabled: true' from devices.yaml to use it",
-        }.get(phone.state, "reconnect it (replug the cable / adb reconnect)")
+        }.get(phone.state, f"reconnect it (replug the cable / `{adb_command(phone.entry.adb, 'reconnect')}`)")
         return HealthReport(phone, (HealthCheck("adb", CheckStatus.FAIL, f"{name} is {phone.state}", fix),))
     prepared: list[str] = prepare_phone(phone.entry) if prepare else []
     facts = read_facts(phone.entry)

@@ -122,7 +122,9 @@ class Inventory:
 
 def load_inventory(path: str | Path | None, *, adb: str | None = None) -> Inventory:
     """Read devices.yaml. ``None`` means no file: every phone on the ``adb`` server, untagged."""
-    default_adb = normalize_adb(adb) if adb else DEFAULT_ADB
+    from mobile_agent.settings.values import load_settings
+
+    default_adb = normalize_adb(adb or load_settings().adb)  # ADB_SERVER_SOCKET etc. as for adb
     if path is None:
         return Inventory(adb=default_adb, discover=True)
     from mobile_agent.apps.yamlsrc import load_yaml
@@ -248,7 +250,8 @@ def discover(inventory: Inventory) -> list[FarmPhone]:
         if unreachable:
             raise UserError(
                 f"no phones: the adb server at {', '.join(unreachable)} does not answer",
-                "start it with `adb start-server` (or `mobile-agent sim up`), or fix 'adb:' in devices.yaml",
+                "start it with `mobile-agent adb -H HOST -P PORT start-server` (or `mobile-agent sim up`), "
+                "or fix 'adb:' in devices.yaml",
             )
         raise UserError(
             f"no phones listed or attached (adb servers: {servers})",

@@ -23,6 +23,7 @@ JSONL — one task object (or string) per line; blank lines and lines starting w
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -38,6 +39,7 @@ SAFETY_HINT = (
     "safety takes the words of --policy/--allow/--deny, e.g. {allow: [send@com.tencent.mm], deny: [pay]}; "
     "kinds: pay transfer order delete send post call sensitive; actions: ask deny allow"
 )
+PACKAGE_NAME = re.compile(r"[A-Za-z][\w]*(\.[A-Za-z_][\w]*)+")  # com.example.app: launched by package
 YAML_SUFFIXES = (".yaml", ".yml")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -123,7 +125,7 @@ class TaskSpec(BaseModel):
     id: str | None = None
     app: str | None = None
     family: str | None = None
-    model: str | None = None
+    model: str | None = Field(default=None, min_length=1)
     max_steps: int | None = Field(default=None, ge=1, le=1000)
     timeout: float | None = Field(default=None, gt=0, description="seconds per episode")
     repeats: int = Field(default=1, ge=1, le=10_000)
@@ -137,6 +139,15 @@ class TaskSpec(BaseModel):
     @classmethod
     def _safety(cls, value: Any) -> Any:
         return {"policy": value} if isinstance(value, (str, list)) else value
+
+    @field_validator("family")
+    @classmethod
+    def _family(cls, value: str | None) -> str | None:
+        from mobile_agent.model.families import FAMILIES
+
+        if value is not None and value.strip().lower() not in FAMILIES:
+            raise ValueError(f"unknown model family {value!r}")
+        return value.strip().lower() if value is not None else None
 
     @field_validator("task")
     @classmethod
@@ -159,6 +170,7 @@ class LoadedTask:
     spec: TaskSpec
     path: str
     line: int
+    app_line: int | None = None  # where its ``app`` is written (in the task or in the defaults)
 
     @property
     def where(self) -> str:
@@ -168,8 +180,10 @@ class LoadedTask:
 DEFAULT_KEYS = set(TaskSpec.model_fields) - {"task", "id"}
 
 
-def load_tasks(path: str | Path) -> list[LoadedTask]:
-    """Read a YAML or JSONL task file. ConfigError with file:line on any problem."""
+def load_tasks(path: str | Path, *, registry: Any = None) -> list[LoadedTask]:
+    """Read a YAML or JSONL task file and validate it whole: keys, family, model, app names (against ``registry``,
+    default the shipped manifests plus MOBILE_AGENT_APPS), checks, safety words. ConfigError with file:line on the
+    first problem, before any phone is touched."""
     path = Path(path)
     shown = str(path)
     if not path.is_file():
@@ -188,7 +202,32 @@ def load_tasks(path: str | Path) -> list[LoadedTask]:
         )
     if not tasks:
         raise ConfigError("the task file has no tasks", TASKS_HINT, path=shown, line=1)
+    check_apps(tasks, registry)
     return tasks
+
+
+def check_apps(tasks: list[LoadedTask], registry: Any = None) -> None:
+    """Every task's ``app`` names a known app (a manifest's name or alias) or is a package name; ConfigError with
+    the manifests' closest names otherwise."""
+    named = [loaded for loaded in tasks if loaded.spec.app]
+    if not named:
+        return
+    if registry is None:
+        from mobile_agent.apps.registry import load_registry
+
+        registry = load_registry()
+    for loaded in named:
+        app = loaded.spec.app or ""
+        if registry.lookup(app) is not None or PACKAGE_NAME.fullmatch(app.strip()):
+            continue
+        close = registry.suggestions(app)
+        raise ConfigError(
+            f"unknown app {app!r}" + (f" (did you mean {' / '.join(close)}?)" if close else ""),
+            "use an app name from `mobile-agent apps list`, a package name (com.example.app), "
+            "or add a manifest with --apps-dir",
+            path=loaded.path,
+            line=loaded.app_line or loaded.line,
+        )
 
 
 def parse_jsonl(text: str, path: str = "<string>") -> list[LoadedTask]:
@@ -206,7 +245,7 @@ def parse_jsonl(text: str, path: str = "<string>") -> list[LoadedTask]:
                 path=path,
                 line=number,
             ) from None
-        out.append(_spec(data, {}, path, number, {(): number}))
+        out.append(_spec(data, {}, path, number, {(): number}, {}))
     return out
 
 
@@ -250,15 +289,21 @@ def parse_yaml_tasks(text: str, path: str = "<string>") -> list[LoadedTask]:
     if not isinstance(data, list):
         raise ConfigError("expected a list of tasks", TASKS_HINT, path=path, line=doc.line_of(prefix))
     lines = {loc[len(prefix) :]: line for loc, line in doc.lines.items() if loc[: len(prefix)] == prefix}
+    default_lines = {key: doc.line_of(("defaults", key)) for key in defaults}
     out = []
     for index, item in enumerate(data):
         item_lines = {loc[1:]: line for loc, line in lines.items() if loc[:1] == (index,)}
-        out.append(_spec(item, defaults, path, lines.get((index,), 1), item_lines))
+        out.append(_spec(item, defaults, path, lines.get((index,), 1), item_lines, default_lines))
     return out
 
 
 def _spec(
-    data: Any, defaults: Mapping[str, Any], path: str, line: int, lines: Mapping[tuple[Any, ...], int]
+    data: Any,
+    defaults: Mapping[str, Any],
+    path: str,
+    line: int,
+    lines: Mapping[tuple[Any, ...], int],
+    default_lines: Mapping[str, int],
 ) -> LoadedTask:
     if isinstance(data, str):
         data = {"task": data}
@@ -276,7 +321,10 @@ def _spec(
         first = exc.errors(include_url=False)[0]
         loc = tuple(first["loc"])
         field = ".".join(str(part) for part in loc) or "task"
-        where = _line_of(lines, loc, line) if loc[:1] and loc[0] in data else line
+        if loc[:1] and loc[0] in data:
+            where = _line_of(lines, loc, line)
+        else:  # a value the task takes from the defaults is wrong where the defaults say it
+            where = default_lines.get(str(loc[0]), line) if loc[:1] else line
         if first["type"] == "extra_forbidden":
             message = f"unknown key {field!r}"
             hint = f"a task may have: {', '.join(TaskSpec.model_fields)}"
@@ -286,10 +334,18 @@ def _spec(
         else:
             message = f"{field}: {first['msg'].removeprefix('Value error, ')}"
             hint = SAFETY_HINT if loc[:1] == ("safety",) else TASKS_HINT
+            if loc[:1] == ("family",):
+                from mobile_agent.model.families import FAMILIES
+
+                hint = f"valid families: {', '.join(FAMILIES)}"
         raise ConfigError(message, hint, path=path, line=where) from None
     if spec.check is not None:
-        _validate_check(spec.check, path, _line_of(lines, ("check",), line))
-    return LoadedTask(spec, path, line)
+        check_line = (
+            _line_of(lines, ("check",), line) if "check" in data else default_lines.get("check", line)
+        )
+        _validate_check(spec.check, path, check_line)
+    app_line = _line_of(lines, ("app",), line) if "app" in data else default_lines.get("app")
+    return LoadedTask(spec, path, line, app_line)
 
 
 def _line_of(lines: Mapping[tuple[Any, ...], int], loc: tuple[Any, ...], fallback: int) -> int:
@@ -356,11 +412,13 @@ def to_new_tasks(tasks: list[LoadedTask]) -> list[Any]:
 
 
 __all__ = [
+    "PACKAGE_NAME",
     "ExpandedTask",
     "LoadedTask",
     "ResetMode",
     "TaskSafety",
     "TaskSpec",
+    "check_apps",
     "expand",
     "load_tasks",
     "normalize_tags",

@@ -1,17 +1,22 @@
 """Recorded episodes as training data for multimodal fine-tuning toolkits.
 
-One JSONL record per model step: the chat the model was given at that step (the family's own prompt, the bounded
-history of earlier steps, the screenshot) and, as the assistant's answer, the recorded action written in the
-family's exact syntax by its ``format``, with the recorded thought. Screenshots become ``<image>`` placeholders in
-the text and file paths in ``images``, in order.
+``per="step"`` (the default): one JSONL record per model step: the chat the model was given at that step (the
+family's own prompt, the bounded history of earlier steps, the screenshot) and, as the assistant's answer, the
+recorded action written in the family's exact syntax by its ``format``, with the recorded thought. Where a family
+shows history as earlier assistant turns, every record repeats them: LLaMA-Factory trains on them too unless
+``mask_history: true`` is set (ms-swift: ``--loss_scale last_round``). ``per="episode"``: one multi-turn record per
+episode (the first step's prompt, then each later step's new user turn), every assistant turn one step to learn.
+Screenshots become ``<image>`` placeholders in the text and file paths in ``images``, in order.
 
 Formats (schemas as the toolkits document them):
 
 - ``sharegpt``: LLaMA-Factory's ShareGPT style, ``{"messages": [{"role", "content"}...], "images": [...]}``, plus
-  the ``dataset_info.json`` entry LLaMA-Factory needs (merged into an existing file). Image paths are relative to
-  the output folder, which LLaMA-Factory resolves against its ``media_dir`` (the dataset folder by default).
+  the ``dataset_info.json`` entry LLaMA-Factory needs (merged into an existing file). LLaMA-Factory resolves the
+  relative image paths against its ``media_dir`` (the dataset folder by default).
 - ``swift``: ms-swift's standard ``{"messages": [...], "images": [...]}``. ms-swift resolves relative paths against
-  the working directory, so image paths are absolute.
+  the working directory: train from the dataset folder.
+
+Image paths are always relative to the output folder, so the folder can be copied to a training machine whole.
 
 ``--images copy`` writes each screenshot, resized to the family's working size (what the model is shown), into
 ``<out>/images``; ``--images reference`` points at the store's own full-size screenshots. Coordinates in the text
@@ -26,6 +31,7 @@ import base64
 import io
 import json
 import logging
+import os
 import re
 import shutil
 from collections.abc import Sequence
@@ -63,6 +69,13 @@ class ImageMode(str, Enum):
     REFERENCE = "reference"
 
 
+class ExportUnit(str, Enum):
+    """What one record holds: one step (with its prompt's history), or a whole episode as one conversation."""
+
+    STEP = "step"
+    EPISODE = "episode"
+
+
 # A dataset name becomes a file name in the output folder: one plain component, nothing that climbs out of it.
 _DATASET_NAME = re.compile(r"[A-Za-z0-9\u00c0-\uffff][A-Za-z0-9_.\-\u00c0-\uffff]{0,127}")
 
@@ -86,6 +99,7 @@ class ExportOptions:
     images: ImageMode | str = ImageMode.COPY
     dataset_name: str | None = None  # default mobile_agent_<format>
     prompt: PromptOptions = field(default_factory=PromptOptions)
+    per: ExportUnit | str = ExportUnit.STEP
 
     def __post_init__(self) -> None:
         if self.dataset_name is not None:
@@ -118,11 +132,10 @@ class _Picture:
 class _Images:
     """Writes (copy) or locates (reference) the picture of each step once, however many records show it."""
 
-    def __init__(self, store: TrajectoryStore, out_dir: Path, mode: ImageMode, absolute: bool) -> None:
+    def __init__(self, store: TrajectoryStore, out_dir: Path, mode: ImageMode) -> None:
         self.store = store
         self.out_dir = out_dir
         self.mode = mode
-        self.absolute = absolute
         self._done: dict[tuple[str, int, str], _Picture] = {}
 
     def picture(self, step: StepInfo, family: ModelFamily) -> _Picture | None:
@@ -136,14 +149,17 @@ class _Images:
         if self.mode is ImageMode.REFERENCE:
             with Image.open(io.BytesIO(data)) as img:
                 size = Size(*img.size)
-            picture = _Picture(str(source.resolve()), size)
+            # relative to the dataset folder too: the store and the dataset travel together or not at all
+            picture = _Picture(
+                Path(os.path.relpath(source.resolve(), self.out_dir.resolve())).as_posix(), size
+            )
         else:
             prepared = prepare_image(data, family)
             name = f"images/{step.episode_id}/{step.index:04d}_{family.name}.jpg"
             target = self.out_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(prepared.jpeg)
-            picture = _Picture(str(target.resolve()) if self.absolute else name, prepared.size)
+            picture = _Picture(name, prepared.size)
         self._done[key] = picture
         return picture
 
@@ -222,6 +238,12 @@ class _EpisodeExporter:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def records(self) -> list[dict[str, Any]]:
+        per_step = self._step_records()
+        if ExportUnit(self.options.per) is ExportUnit.STEP or not per_step:
+            return per_step
+        return [conversation(per_step)]
+
+    def _step_records(self) -> list[dict[str, Any]]:
         pictures: list[_Picture] = []
         history: list[HistoryTurn] = []
         out: list[dict[str, Any]] = []
@@ -275,6 +297,21 @@ class _EpisodeExporter:
         return {"messages": flat, "images": images}
 
 
+def conversation(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per-step records of one episode as one multi-turn record: the first whole, then from each later step only
+    its new user turn (from its last user message on) and its answer, with the images those turns show."""
+    messages = list(steps[0]["messages"])
+    images = list(steps[0]["images"])
+    for record in steps[1:]:
+        flat = record["messages"]
+        last_user = max(i for i, m in enumerate(flat) if m["role"] == "user")
+        turn = flat[last_user:]
+        shown = sum(m["content"].count(IMAGE_TOKEN) for m in turn)
+        messages.extend(turn)
+        images.extend(record["images"][len(record["images"]) - shown :] if shown else [])
+    return {"messages": messages, "images": images}
+
+
 def export_episodes(
     store: TrajectoryStore, episodes: Sequence[EpisodeInfo], output_dir: str | Path, options: ExportOptions
 ) -> ExportResult:
@@ -289,8 +326,13 @@ def export_episodes(
             f"cannot create {out_dir}: {exc.strerror or exc}", hint="pass another -o DIR"
         ) from exc
     family_override = get_family(options.family) if options.family else None
-    images = _Images(store, out_dir, mode, absolute=fmt is ExportFormat.SWIFT)
+    images = _Images(store, out_dir, mode)
     notes: list[str] = []
+    if ExportUnit(options.per) is ExportUnit.STEP:
+        notes.append(
+            "one record per step: records repeat the episode's earlier turns; train on the last one only "
+            "(LLaMA-Factory: mask_history: true; ms-swift: --loss_scale last_round), or export --per episode"
+        )
     verification = verification_available(store)
     if options.only_complete and not verification:
         notes.append(
@@ -397,8 +439,10 @@ __all__ = [
     "ExportFormat",
     "ExportOptions",
     "ExportResult",
+    "ExportUnit",
     "ImageMode",
     "checked_dataset_name",
+    "conversation",
     "dataset_info_entry",
     "export_episodes",
     "flatten_messages",

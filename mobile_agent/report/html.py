@@ -171,7 +171,9 @@ def build_run_view(
 ) -> RunView:
     views = [build_episode_view(store, e.id, thumb_width=thumb_width) for e in episodes]
     apps: dict[str, Counter[str]] = {}
-    verified: Counter[str] = Counter()  # episodes with a verdict, per app: no verdict at all is "n/a", not 0 %
+    verified: Counter[str] = (
+        Counter()
+    )  # episodes with a verdict, per app: no verdict at all is "n/a", not 0 %
     for view in views:
         apps.setdefault(view.app, Counter())[_bucket(view.status)] += 1
         verified[view.app] += 1 if view.verdict.verified else 0

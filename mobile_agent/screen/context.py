@@ -104,7 +104,9 @@ class ScreenReader:
         self.visible = [e for e in tree.elements if visible(e)]
         self._by_node = {id(e.node): e for e in tree.elements}
         boxes = [e.bounds for e in tree.elements if e.bounds is not None]
-        if screen is None and boxes:  # the dump's extent (its first node may be the status bar, not the window)
+        if (
+            screen is None and boxes
+        ):  # the dump's extent (its first node may be the status bar, not the window)
             screen = Size(max(b.right for b in boxes), max(b.bottom for b in boxes))
         self.screen = screen or Size(1080, 2400)
 

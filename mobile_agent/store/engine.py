@@ -48,12 +48,14 @@ class StoreLocation:
 
 
 def resolve_location(url: str | None = None, root: Path | str | None = None) -> StoreLocation:
-    """url: argument, else env MOBILE_AGENT_DB, else SQLite at <root>/mobile_agent.db.
+    """url: argument, else env MOBILE_AGENT_DB (or the config file's ``db``), else SQLite at <root>/mobile_agent.db.
 
     root: argument, else the SQLite file's directory, else env MOBILE_AGENT_DATA, else ./replays.
     """
     explicit_root = Path(root).expanduser() if root is not None else None
-    text = url if url is not None else os.environ.get(DB_ENV) or None
+    from mobile_agent.settings.values import load_settings
+
+    text = url if url is not None else load_settings().db  # MOBILE_AGENT_DB, then the config file
     if text is None:
         base = (explicit_root or Path(os.environ.get(DATA_ENV) or DEFAULT_ROOT)).resolve()
         path = base / SQLITE_FILENAME

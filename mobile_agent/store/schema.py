@@ -106,7 +106,9 @@ class EpisodeRow(Base):
     # The process that runs it (host:pid:start, set on insert) and when it last said so; a later command that
     # finds the owner gone ends the episode as interrupted (mobile_agent.store.owners).
     owner: Mapped[str | None] = mapped_column(String(256), default=this_process)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime, default=lambda: datetime.now(timezone.utc))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(
+        UTCDateTime, default=lambda: datetime.now(timezone.utc)
+    )
 
 
 class StepRow(Base):

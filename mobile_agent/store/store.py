@@ -191,7 +191,10 @@ class TrajectoryStore:
         """Episodes left running by a process that is gone end as interrupted (mobile_agent.store.owners)."""
         try:
             end_gone_episodes(self)
-        except (DBAPIError, StoreError) as exc:  # a read-only or busy store still opens; the next command tries
+        except (
+            DBAPIError,
+            StoreError,
+        ) as exc:  # a read-only or busy store still opens; the next command tries
             log.warning("could not end the episodes of stopped processes: %s", getattr(exc, "orig", exc))
 
     def close(self) -> None:
@@ -480,10 +483,14 @@ class TrajectoryStore:
 
     def screenshot_path(self, step: StepInfo) -> Path | None:
         """Absolute path of the step's JPEG; None when it has none or its stored path leads out of the store."""
-        return inside_root(self.root, step.screenshot_path, f"screenshot of step {step.index} of {step.episode_id}")
+        return inside_root(
+            self.root, step.screenshot_path, f"screenshot of step {step.index} of {step.episode_id}"
+        )
 
     def hierarchy_path(self, step: StepInfo) -> Path | None:
-        return inside_root(self.root, step.hierarchy_path, f"hierarchy of step {step.index} of {step.episode_id}")
+        return inside_root(
+            self.root, step.hierarchy_path, f"hierarchy of step {step.index} of {step.episode_id}"
+        )
 
     # -------------------------------------------------------------------------------------------------- devices
     def upsert_device(
@@ -550,7 +557,8 @@ def _resolve(session: Session, row_type: type[RowT], id_or_prefix: str, noun: st
     hint = LIST_HINT if noun == "episode" else "list recent runs with `mobile-agent runs`"
     if not key or not _HEX.fullmatch(key):
         raise UserError(
-            f"{id_or_prefix!r} is not a {noun} id", hint=f"{noun} ids are hex like 3f9a0c12b7de; {hint}"
+            f"{id_or_prefix!r} is not {'an' if noun[:1] in 'aeiou' else 'a'} {noun} id",
+            hint=f"{noun} ids are hex like 3f9a0c12b7de; {hint}",
         )
     exact = session.get(row_type, key)
     if exact is not None:

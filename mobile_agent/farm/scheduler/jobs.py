@@ -12,7 +12,8 @@ from mobile_agent.actions import Outcome
 from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.store import queue as q
 
-MODEL_RESULT_ERRORS = frozenset({"parse", "invalid_action", "unknown_app", "model"})
+CONFIG_ERROR = "config"  # the task itself is wrong: a result for the task, never a failure of the phone
+MODEL_RESULT_ERRORS = frozenset({"parse", "invalid_action", "unknown_app", "model", CONFIG_ERROR})
 ENDPOINT_ERRORS = frozenset({"model_unavailable"})
 
 

@@ -24,6 +24,7 @@ from mobile_agent.farm.scheduler.holds import (
     sweep,
 )
 from mobile_agent.farm.scheduler.jobs import (
+    CONFIG_ERROR,
     EpisodeRunner,
     EventSink,
     Job,
@@ -203,6 +204,8 @@ class PhoneWorker(threading.Thread):
             result = JobResult(self.episode_id, Outcome.error("model_unavailable"), exc.one_line())
         except DeviceError as exc:
             result = JobResult(self.episode_id, Outcome.error(getattr(exc, "kind", "device")), exc.one_line())
+        except UserError as exc:  # the task is wrong (unknown family, app, ...): its error, never the phone's
+            result = JobResult(self.episode_id, Outcome.error(CONFIG_ERROR), exc.one_line())
         except Exception as exc:  # noqa: BLE001 - unknown trouble is the phone's until proven otherwise
             log.exception("task %s on %s failed unexpectedly", claim.label, self.entry.serial)
             result = JobResult(self.episode_id, Outcome.error("runtime"), f"{type(exc).__name__}: {exc}")

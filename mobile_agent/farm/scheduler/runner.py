@@ -65,7 +65,9 @@ class CappedClient:
     def endpoints(self) -> list[str]:
         return list(self._client.endpoints)
 
-    def complete(self, messages: list[dict[str, Any]], *, episode_id: str | None = None, **options: Any) -> Any:
+    def complete(
+        self, messages: list[dict[str, Any]], *, episode_id: str | None = None, **options: Any
+    ) -> Any:
         if self._cap is None:
             return self._client.complete(messages, episode_id=episode_id, **options)
         with self._cap:
@@ -164,7 +166,9 @@ class AgentRunner:
         self._reset(device, ResetMode(spec.get("reset") or self.defaults.reset), claim.app)
         policy = self.policies.for_task(claim.run_id, spec)
         effects = prior_effects(self.store, claim)
-        if effects:  # an earlier attempt may already have done part of this task: ask before anything consequential
+        if (
+            effects
+        ):  # an earlier attempt may already have done part of this task: ask before anything consequential
             policy = asking(policy)
         config = AgentConfig(
             max_steps=int(spec.get("max_steps") or self.defaults.max_steps),

@@ -154,6 +154,25 @@ class Display:
             self._phone.record("toast", text=text)
             self.changed()
 
+    def animating_for(self) -> float:
+        """Seconds until the current screen change stops animating (0 when the screen is idle)."""
+        with self._phone.lock:
+            if self._transition is None:
+                return 0.0
+            _, started = self._transition
+            return max(0.0, started + self._phone.profile.transition - time.monotonic())
+
+    def wait_for_idle(self, timeout: float) -> bool:
+        """What UiDevice.waitForIdle tells: block until no screen change animates, at most ``timeout`` seconds;
+        True when the screen is idle."""
+        end = time.monotonic() + max(0.0, timeout)
+        while (left := self.animating_for()) > 0:
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                return False
+            time.sleep(min(left, remaining) + 0.001)
+        return True
+
     def hierarchy_xml(self, max_depth: int = 50) -> str:
         phone = self._phone
         if phone.profile.hierarchy:

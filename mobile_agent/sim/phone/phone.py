@@ -28,6 +28,7 @@ exactly these names; keep them stable):
     phone.u2_stop(); phone.u2_running: bool
     phone.state                             # SimState: messages_sent, orders, transfers, settings_changed, typed ...
     phone.events: list[Event]               # append-only log of everything that happened (for tests and verify)
+    phone.count_request(kind); phone.requests: Counter[str]   # every request a host made (benchmarks count them)
     phone.shell_log: list[str]              # every shell command line received, verbatim (injection proof)
     phone.lock: threading.RLock             # held by every mutating call; the wire side never needs it itself
 
@@ -78,6 +79,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +135,7 @@ class Phone:
         self.state = SimState()
         self.world = WorldData()
         self.events: list[Event] = []
+        self.requests: Counter[str] = Counter()  # host requests by kind ("shell dumpsys", "u2 click", "sync")
         self.shell_log: list[str] = []
         self.screen_on = True
         self.locked = False
@@ -335,6 +338,11 @@ class Phone:
     def record(self, kind: str, **detail: Any) -> None:
         """Append to the event log. Callers hold the lock."""
         self.events.append(Event(time.time(), kind, detail))
+
+    def count_request(self, kind: str) -> None:
+        """One request a host made of the phone: a shell command, a sync session, one u2 HTTP request."""
+        with self.lock:
+            self.requests[kind] += 1
 
     def events_of(self, kind: str) -> list[Event]:
         with self.lock:

@@ -21,6 +21,10 @@ FONT_CANDIDATES = [
     "/System/Library/Fonts/PingFang.ttc",
     "C:/Windows/Fonts/msyh.ttc",
 ]
+FONT_HINT = (
+    "install a CJK font: on Debian/Ubuntu `sudo apt install fonts-wqy-microhei` (or fonts-noto-cjk), "
+    "on Fedora `sudo dnf install google-noto-sans-cjk-fonts`; macOS and Windows ship one"
+)
 
 
 @lru_cache(maxsize=1)
@@ -40,7 +44,7 @@ def cjk_font_path() -> str | None:
                     return path
         except (OSError, subprocess.SubprocessError):
             pass
-    log.warning("no CJK font found; Chinese text renders as boxes (install fonts-wqy-microhei)")
+    log.warning("no CJK font found; Chinese text renders as boxes (%s)", FONT_HINT)
     return None
 
 

@@ -34,6 +34,7 @@ from mobile_agent.sim.wire.packets import (
     encode_packet,
     read_packet,
 )
+from mobile_agent.sim.wire.services import count_request, request_kind
 
 if TYPE_CHECKING:
     from mobile_agent.sim.wire.adbd import AdbdServer
@@ -274,6 +275,7 @@ class Connection:
             stream = Stream(self, local_id, p.arg0)
             self._streams[local_id] = stream
         self.send(Packet(A_OKAY, local_id, p.arg0))
+        count_request(self.phone, request_kind(service))
         threading.Thread(
             target=self._serve_stream,
             args=(handler, stream, service),

@@ -131,6 +131,29 @@ def _root_handler(phone: Phone, stream: Stream) -> None:
     stream.sendall(b"adbd cannot run as root in production builds\n")
 
 
+STATS_COMMAND = "sim-requests"  # prints the phone's request counts as JSON; not counted itself
+
+
+def request_kind(service: str) -> str | None:
+    """How a stream open is counted among the phone's requests: ``shell <command>``, ``sync``; None for the u2
+    port (each HTTP request on it is counted by the u2 server) and for the statistics command itself."""
+    name, _, rest = service.partition(":")
+    if name == "tcp":
+        return None
+    if name in ("shell", "exec") or name.startswith("shell,"):
+        words = rest.split()
+        first = next((w for w in words if "=" not in w), "")  # skip VAR=value prefixes
+        return None if first == STATS_COMMAND else f"shell {first}".rstrip()
+    return name.rstrip(":") or service
+
+
+def count_request(phone: Phone, kind: str | None) -> None:
+    """Count one request on the phone (a stand-in phone in a unit test may not count)."""
+    counter = getattr(phone, "count_request", None)
+    if kind is not None and counter is not None:
+        counter(kind)
+
+
 def route_service(service: str, phone: Phone) -> ServiceHandler | None:
     """The handler for an OPEN's service name, or None to refuse it with CLSE."""
     name, sep, rest = service.partition(":")

@@ -142,6 +142,9 @@ class U2Server:
                 return False
             body = data
         path = path.split("?", 1)[0]
+        counter = getattr(self.phone, "count_request", None)  # a stand-in phone in a unit test may not count
+        if counter is not None:
+            counter(_request_name(method, path, body))
         if method == "GET" and path == "/ping":
             self._respond(stream, 200, b"pong", "text/plain", close=not keep_alive)
         elif method == "GET" and path == "/info":
@@ -244,6 +247,9 @@ class U2Server:
     def rpc_takeScreenshot(self, scale: float = 1.0, quality: int = 80) -> str:
         data = self.phone.screenshot("jpeg", quality=int(quality), scale=float(scale or 1.0))
         return base64.b64encode(data).decode("ascii")
+
+    def rpc_waitForIdle(self, timeout_ms: int = 10000) -> bool:
+        return self.phone.display.wait_for_idle(float(timeout_ms) / 1000)
 
     def rpc_dumpWindowHierarchy(
         self, compressed: bool = False, max_depth: int = 50, root_in_active: bool = False
@@ -441,6 +447,14 @@ class U2Server:
             i = int(selector["instance"])
             return nodes[i : i + 1]
         return nodes
+
+
+def _request_name(method: str, path: str, body: bytes) -> str:
+    """``u2 <rpc method>`` for a JSON-RPC call, ``u2 GET /ping`` for the rest (the phone's request counts)."""
+    if path.startswith("/jsonrpc/"):
+        found = re.search(rb'"method"\s*:\s*"([A-Za-z0-9_]+)"', body[:4096])
+        return f"u2 {found.group(1).decode() if found else '?'}"
+    return f"u2 {method} {path}"
 
 
 def _encode(payload: dict[str, Any]) -> bytes:

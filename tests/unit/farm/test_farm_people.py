@@ -8,6 +8,8 @@ import time
 
 import pytest
 from farm_fakes import FakeRunner, make_phones
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mobile_agent.actions import Outcome
 from mobile_agent.errors import UserError
@@ -229,3 +231,39 @@ def test_an_expired_question_is_a_result_and_cannot_be_answered(store: Trajector
     assert Outcome("needs_user:expired") == Outcome.NEEDS_USER_EXPIRED
     with pytest.raises(ValueError):
         Outcome("needs_user:whenever")
+
+
+def test_the_live_view_says_who_waits_for_a_person() -> None:
+    from mobile_agent.cli.farm_progress import ProgressView
+    from mobile_agent.farm.scheduler.jobs import ProgressEvent
+
+    view = ProgressView(total=3)
+    detail = "Pay 12.00? — answer: mobile-agent inbox answer e1 --reply yes|no"
+    view.on_event(ProgressEvent("waiting", "phone-0", episode_id="e1", outcome="held", detail=detail))
+    view.on_event(
+        ProgressEvent("waiting", "phone-1", episode_id="e2", outcome="waiting", detail="Send? \x1b[2J")
+    )
+    lines = view.waiting_lines()
+    assert lines[0] == "waiting for a person: 2"
+    assert "phone-0: Pay 12.00? — answer: mobile-agent inbox answer e1 --reply yes|no" in lines[1]
+    assert "\x1b" not in lines[2]  # phone and model text never reach the terminal as escape sequences
+    view.on_event(ProgressEvent("answered", "phone-0", episode_id="e1", detail="'yes' by me"))
+    view.on_event(ProgressEvent("expired", "-", episode_id="e2"))
+    assert view.waiting_lines() == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(reply=st.text(max_size=60))
+def test_any_reply_is_recorded_or_refused_in_one_line(store: TrajectoryStore, reply: str) -> None:
+    from mobile_agent.agent.takeover import approval_from_reply
+
+    episode = store.start_episode("pay", device="phone-0", family="f", model="m")
+    store.finish_episode(episode.id, Outcome.NEEDS_USER)
+    pauses.create_pause(store, pauses.PauseRecord(episode.id, 0, "confirm", "Pay?", device="p", reserve_s=60))
+    try:
+        [done] = answer(store, [episode.id], reply, who="me")
+    except UserError as exc:
+        assert "\n" not in exc.message and exc.hint
+        assert approval_from_reply(reply.strip()) is None
+    else:
+        assert approval_from_reply(done.reply) is not None and done.reply == reply.strip()

@@ -21,7 +21,7 @@ def test_yaml_with_defaults_strings_and_repeats(tmp_path: Path) -> None:
         tmp_path,
         "tasks.yaml",
         """\
-defaults: {family: ui-tars-1.5, max_steps: 12, reset: force-stop}
+defaults: {family: ui-tars, max_steps: 12, reset: force-stop}
 tasks:
   - 打开设置
   - task: 给张三发微信说晚上好
@@ -35,7 +35,7 @@ tasks:
     tasks = load_tasks(path)
     assert [t.line for t in tasks] == [3, 4]
     first, second = (t.spec for t in tasks)
-    assert first.task == "打开设置" and first.max_steps == 12 and first.family == "ui-tars-1.5"
+    assert first.task == "打开设置" and first.max_steps == 12 and first.family == "ui-tars"
     assert first.reset is ResetMode.FORCE_STOP
     assert second.max_steps == 20 and second.repeats == 3 and second.priority == 5
     assert second.requires == ("apps:com.tencent.mm", "vendor:xiaomi")
@@ -49,7 +49,7 @@ tasks:
         "tasks.yaml:4 #3",
     ]
     rows = to_new_tasks(tasks)
-    assert rows[2].spec["repeat"] == 1 and rows[2].spec["family"] == "ui-tars-1.5"
+    assert rows[2].spec["repeat"] == 1 and rows[2].spec["family"] == "ui-tars"
     assert rows[3].requires == ("apps:com.tencent.mm", "vendor:xiaomi") and rows[3].priority == 5
     assert "repeats" not in rows[1].spec
 

@@ -79,12 +79,7 @@ def test_records_parse_back_into_the_recorded_actions(
         parsed = family.parse(messages[-1]["content"], geometry)
         round_trip = family.parse(family.format(action, geometry), geometry).action
         _assert_close(parsed.action, action, round_trip)
-        if fmt == "swift":
-            assert all(Path(p).is_absolute() for p in images)  # ms-swift resolves relative paths from the cwd
-        else:
-            assert not any(
-                Path(p).is_absolute() for p in images
-            )  # LLaMA-Factory resolves from the dataset dir
+        assert not any(Path(p).is_absolute() for p in images)  # relative to the dataset folder: it travels
 
 
 def test_sharegpt_writes_the_llamafactory_dataset_info_entry(
@@ -133,7 +128,9 @@ def test_copy_writes_working_size_images_and_reference_points_at_the_store(
         assert img.size == tuple(family.working_size(SCREEN))
     _, referenced = _export(recorded, tmp_path / "ref", format="swift", images="reference")
     store_root = recorded.store.root.resolve()
-    assert all(Path(p).is_relative_to(store_root) for r in referenced for p in r["images"])
+    found = [(tmp_path / "ref" / p).resolve() for r in referenced for p in r["images"]]
+    assert found and all(p.is_relative_to(store_root) and p.is_file() for p in found)
+    assert not any(Path(p).is_absolute() for r in referenced for p in r["images"])
     assert not (tmp_path / "ref" / "images").exists()
 
 

@@ -5,6 +5,7 @@ The dumpsys texts follow what the regexes in adbutils 2.12 and uiautomator2 3.7.
 
 from __future__ import annotations
 
+import json
 import zlib
 
 from mobile_agent.sim.shell.sh import CommandTable, Ctx
@@ -169,4 +170,17 @@ def _dumpsys(ctx: Ctx) -> int:
         ctx.out(dumpsys_package(ctx, rest[-1]))
     else:
         return ctx.fail(f"Can't find service: {service}")
+    return 0
+
+
+@COMMANDS.register("sim-requests")
+def _sim_requests(ctx: Ctx) -> int:
+    """Not an Android command: the simulated phone's request counts as JSON (benchmarks read them; this command is
+    not counted). ``sim-requests reset`` also sets them to zero."""
+    phone = ctx.phone
+    with phone.lock:
+        counts = dict(phone.requests)
+        if ctx.args[1:2] == ["reset"]:
+            phone.requests.clear()
+    ctx.out(json.dumps(counts, sort_keys=True) + "\n")
     return 0
