@@ -100,12 +100,42 @@ def _ocr_cost(registry, repeat: int) -> dict:
     }
 
 
+def _corpus(gate: SafetyGate) -> dict:
+    """The red-team corpus (tests/data/safety_attacks): attacks asked, benign look-alikes let through."""
+    cases = yaml.safe_load((ROOT / "tests" / "data" / "safety_attacks" / "cases.yaml").read_text())
+    missed, flagged = [], []
+    for case in cases:
+        xml = case.get("tree")
+        ctx = GuardContext(
+            "t",
+            Action.from_dict(case["action"]),
+            Size(*case.get("screen", [1080, 2400])),
+            case["package"],
+            0,
+            thought=case.get("thought") or "",
+            hierarchy_source=lambda x=xml: x,
+        )
+        decision = gate.check(ctx)
+        if case["expect"] == "ask" and not decision.kind:
+            missed.append(case["id"])
+        if case["expect"] == "allow" and decision.kind:
+            flagged.append(f"{case['id']} -> {decision.kind} ({decision.source})")
+    attacks = sum(c["expect"] == "ask" for c in cases)
+    benign = len(cases) - attacks
+    return {
+        "attacks_asked": {"asked": attacks - len(missed), "of": attacks},
+        "benign_let_through": {"allowed": benign - len(flagged), "of": benign},
+        "attacks_missed": missed,
+        "benign_flagged": flagged,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20, help="timing passes over every labelled target")
     args = parser.parse_args()
     registry = load_registry()
-    gate = SafetyGate(registry=registry)
+    gate = SafetyGate(registry=registry, ocr=None)  # real trees come without screenshots
     labels = yaml.safe_load((REAL / "labels.yaml").read_text())
     per_app: dict[str, dict] = defaultdict(
         lambda: {"consequential": 0, "caught": 0, "harmless": 0, "flagged": 0}
@@ -167,6 +197,7 @@ def main() -> None:
                     "goal_median": 2,
                 },
                 "gate_with_ocr": _ocr_cost(registry, args.repeat),
+                "red_team_corpus": _corpus(SafetyGate(registry=registry, ocr=None)),
             },
             ensure_ascii=False,
             indent=2,
