@@ -219,7 +219,18 @@ def _discovered_tags(
 
 
 def _settings(overrides: _Overrides, stored: dict[str, Any]) -> dict[str, Any]:
-    out = {key: overrides.pick(stored, key, default) for key, default in SETTING_DEFAULTS.items()}
+    """Flags and environment, then what a resumed run stored, then the config file, then the defaults."""
+    from mobile_agent.settings.values import load_settings
+
+    configured = load_settings()
+    defaults = {
+        **SETTING_DEFAULTS,
+        "base_url": list(configured.base_url),
+        "model": configured.model,
+        "family": configured.family,
+        "apps_dir": configured.apps_dir,
+    }
+    out = {key: overrides.pick(stored, key, default) for key, default in defaults.items()}
     if out["devices"] is not None:
         out["devices"] = str(Path(out["devices"]).resolve())
     return out

@@ -131,3 +131,23 @@ def test_run_task_reads_the_environment(clean_env) -> None:
     clean_env.setenv("MOBILE_AGENT_FAMILY", "no-such-family")
     with pytest.raises(UserError, match="no-such-family"):
         run_task("打开设置")
+
+
+def test_farm_commands_take_the_config_file_below_flags_and_stored_runs(tmp_path, monkeypatch):
+    from mobile_agent.cli.farm_batch import _Overrides, _settings
+
+    config = tmp_path / "config.toml"
+    config.write_text('model = "from-config"\nfamily = "autoglm"\nbase_url = ["http://gpu:9000/v1"]\n')
+    monkeypatch.setenv("MOBILE_AGENT_CONFIG", str(config))
+    for name in ("MOBILE_AGENT_MODEL", "MOBILE_AGENT_FAMILY", "MOBILE_AGENT_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    fresh = _settings(_Overrides({}), {})
+    assert (fresh["model"], fresh["family"], fresh["base_url"]) == (
+        "from-config",
+        "autoglm",
+        ["http://gpu:9000/v1"],
+    )
+    resumed = _settings(_Overrides({}), {"model": "stored"})
+    assert resumed["model"] == "stored" and resumed["family"] == "autoglm"
+    flagged = _settings(_Overrides({"model": "flag"}), {"model": "stored"})
+    assert flagged["model"] == "flag"
