@@ -16,6 +16,16 @@ from sqlalchemy.engine import make_url
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Iterator[None]:
+    """What a test (or a command it runs in-process) puts in os.environ ends with the test."""
+    saved = dict(os.environ)
+    yield
+    for key in set(os.environ) - set(saved):
+        del os.environ[key]
+    os.environ.update(saved)
+
+
 @pytest.fixture
 def free_tcp_port() -> int:
     """A loopback TCP port that nothing listens on right now (never 5555-5585, which adb servers probe)."""

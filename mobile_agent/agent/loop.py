@@ -30,7 +30,7 @@ from mobile_agent.agent.loops import LoopDetector, LoopGuard
 from mobile_agent.agent.overrun import StepClock
 from mobile_agent.agent.safety import SafetyGate
 from mobile_agent.agent.sequence import FollowUps
-from mobile_agent.agent.step import StepDraft, StepScreen, rebuild_history, step_event
+from mobile_agent.agent.step import StepDraft, StepScreen, device_frame, rebuild_history, step_event
 from mobile_agent.agent.takeover import (
     Wall,
     approval_from_reply,
@@ -40,7 +40,7 @@ from mobile_agent.agent.takeover import (
     resume_hint,
     takeover_question,
 )
-from mobile_agent.device.android import AndroidDevice, Observation
+from mobile_agent.device.android import AndroidDevice
 from mobile_agent.errors import (
     DeadlineExceeded,
     DeviceError,
@@ -271,7 +271,7 @@ class Agent:
         gate = GuardContext(
             self._task, match.action, Size(*obs.size), obs.package, draft.index, match.rule.id
         )
-        gate = replace(gate, hierarchy_source=lambda: xml, screenshot_source=lambda: _device_frame(obs))
+        gate = replace(gate, hierarchy_source=lambda: xml, screenshot_source=lambda: device_frame(obs))
         if any(d.verdict in (Verdict.BLOCK, Verdict.ASK) for d in run_guards(self.guards, gate)):
             return (
                 False  # a rule's tap is reviewed like a model's; on any objection the model sees the screen
@@ -389,7 +389,7 @@ class Agent:
             thought=draft.thought,
             screen_hash=screen_hash,
             hierarchy_source=self.screen.hierarchy,
-            screenshot_source=lambda: _device_frame(obs),
+            screenshot_source=lambda: device_frame(obs),
         )
         decisions = run_guards(self.guards, ctx)
         draft.decisions.extend(decisions)
@@ -594,9 +594,3 @@ class Agent:
 
 
 __all__ = ["Agent"]
-
-
-def _device_frame(obs: Observation) -> Any:
-    """The step's frame at device pixels (the phone may have sent it scaled), for a guard that reads pixels."""
-    image = obs.image()
-    return image if image.size == tuple(obs.size) else image.resize(tuple(obs.size))

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from PIL import Image
+
 from mobile_agent.actions import Action
 from mobile_agent.agent.config import StepEvent
 from mobile_agent.agent.guards import Decision
@@ -156,4 +158,10 @@ def rebuild_history(
     return turns
 
 
-__all__ = ["StepDraft", "StepScreen", "rebuild_history", "step_event", "step_record"]
+def device_frame(obs: Observation) -> Image.Image:
+    """The step's frame at device pixels (the phone may have sent it scaled), for a guard that reads pixels."""
+    image = obs.image()
+    return image if image.size == tuple(obs.size) else image.resize(tuple(obs.size))
+
+
+__all__ = ["StepDraft", "StepScreen", "device_frame", "rebuild_history", "step_event", "step_record"]

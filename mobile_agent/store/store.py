@@ -16,14 +16,13 @@ Example::
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from PIL import Image
 from sqlalchemy import Engine, select, update
@@ -60,10 +59,10 @@ from mobile_agent.store.files import (
     write_atomic,
 )
 from mobile_agent.store.integrity import IntegrityChecker
+from mobile_agent.store.lookup import LIST_HINT, RowT, as_outcome, resolve_id, validate_step
 from mobile_agent.store.migrate import migrate
 from mobile_agent.store.owners import end_gone_episodes
 from mobile_agent.store.records import (
-    ActionSource,
     DeviceInfo,
     EpisodeInfo,
     EpisodeStatus,
@@ -86,14 +85,9 @@ from mobile_agent.store.schema import (
 log = logging.getLogger(__name__)
 
 DEFAULT_ADB_SERVER = "127.0.0.1:5037"
-LIST_HINT = "list recent episodes with `mobile-agent episodes`"
-_HEX = re.compile(r"[0-9a-f]+")
-_AMBIGUOUS_SHOWN = 5
 
 _file_locks: dict[Path, threading.Lock] = {}
 _file_locks_guard = threading.Lock()
-
-RowT = TypeVar("RowT", RunRow, EpisodeRow)
 
 
 def _lock_for(location: StoreLocation) -> AbstractContextManager[Any]:
@@ -265,7 +259,7 @@ class TrajectoryStore:
 
     def run(self, id_or_prefix: str) -> RunInfo:
         with self.read_session() as session:
-            return run_info(_resolve(session, RunRow, id_or_prefix, "run"))
+            return run_info(resolve_id(session, RunRow, id_or_prefix, "run"))
 
     def list_runs(self, *, limit: int | None = 20) -> list[RunInfo]:
         query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)
@@ -319,7 +313,7 @@ class TrajectoryStore:
         detail: str | None = None,
         answer: str | None = None,
     ) -> EpisodeInfo:
-        value = _as_outcome(outcome)
+        value = as_outcome(outcome)
         with self.write_session() as session:
             row = session.get(EpisodeRow, episode_id, with_for_update=True)
             if row is None:
@@ -337,7 +331,7 @@ class TrajectoryStore:
     def episode(self, id_or_prefix: str) -> EpisodeInfo:
         """An episode by its id or a unique prefix of it; UserError when unknown or ambiguous."""
         with self.read_session() as session:
-            return episode_info(_resolve(session, EpisodeRow, id_or_prefix, "episode"))
+            return episode_info(resolve_id(session, EpisodeRow, id_or_prefix, "episode"))
 
     def list_episodes(
         self,
@@ -376,7 +370,7 @@ class TrajectoryStore:
 
         With a shared database, pass ``device`` (or ``started_before``) so one host does not end another's work.
         """
-        value = _as_outcome(outcome)
+        value = as_outcome(outcome)
         conditions = [EpisodeRow.status == EpisodeStatus.RUNNING.value]
         if device is not None:
             conditions.append(EpisodeRow.device == device)
@@ -409,7 +403,7 @@ class TrajectoryStore:
         hierarchy: str | None = None,
     ) -> StepInfo:
         """Write the step's files, then its row, and commit before returning."""
-        _validate_step(step)
+        validate_step(step)
         self._require_new_step(episode_id, step.index)
         written: list[Path] = []
         shot_rel = shot_sha = hierarchy_rel = None
@@ -464,7 +458,7 @@ class TrajectoryStore:
     def steps(self, episode_id: str) -> list[StepInfo]:
         """All steps of an episode (id or unique prefix), in index order."""
         with self.read_session() as session:
-            full_id = _resolve(session, EpisodeRow, episode_id, "episode").id
+            full_id = resolve_id(session, EpisodeRow, episode_id, "episode").id
             rows = session.scalars(
                 select(StepRow).where(StepRow.episode_id == full_id).order_by(StepRow.index)
             )
@@ -472,7 +466,7 @@ class TrajectoryStore:
 
     def step(self, episode_id: str, index: int) -> StepInfo:
         with self.read_session() as session:
-            full_id = _resolve(session, EpisodeRow, episode_id, "episode").id
+            full_id = resolve_id(session, EpisodeRow, episode_id, "episode").id
             row = session.scalar(select(StepRow).where(StepRow.episode_id == full_id, StepRow.index == index))
             if row is None:
                 raise UserError(
@@ -550,55 +544,6 @@ class TrajectoryStore:
         raise StoreError(
             "could not find a free id"
         )  # 8 collisions of 48 random bits: something else is wrong
-
-
-def _resolve(session: Session, row_type: type[RowT], id_or_prefix: str, noun: str) -> RowT:
-    key = id_or_prefix.strip().lower()
-    hint = LIST_HINT if noun == "episode" else "list recent runs with `mobile-agent runs`"
-    if not key or not _HEX.fullmatch(key):
-        raise UserError(
-            f"{id_or_prefix!r} is not {'an' if noun[:1] in 'aeiou' else 'a'} {noun} id",
-            hint=f"{noun} ids are hex like 3f9a0c12b7de; {hint}",
-        )
-    exact = session.get(row_type, key)
-    if exact is not None:
-        return exact
-    matches = list(
-        session.scalars(
-            select(row_type)
-            .where(row_type.id.startswith(key))
-            .order_by(row_type.id)
-            .limit(_AMBIGUOUS_SHOWN + 1)
-        )
-    )
-    if not matches:
-        raise UserError(f"no {noun} with id {key!r}", hint=hint)
-    if len(matches) > 1:
-        shown = ", ".join(m.id for m in matches[:_AMBIGUOUS_SHOWN])
-        more = ", ..." if len(matches) > _AMBIGUOUS_SHOWN else ""
-        raise UserError(
-            f"{noun} id {key!r} is ambiguous: {shown}{more}", hint="type more characters of the id"
-        )
-    return matches[0]
-
-
-def _as_outcome(value: Outcome | str) -> Outcome:
-    try:
-        return Outcome(str(value))
-    except ValueError as exc:
-        raise StoreError(str(exc)) from exc
-
-
-def _validate_step(step: StepRecord) -> None:
-    if step.index < 0:
-        raise StoreError(f"step index must be >= 0, got {step.index}")
-    if step.attempt < 1:
-        raise StoreError(f"step attempt must be >= 1, got {step.attempt}")
-    try:
-        ActionSource(step.action_source)
-    except ValueError as exc:
-        known = ", ".join(source.value for source in ActionSource)
-        raise StoreError(f"unknown action source {step.action_source!r} (known: {known})") from exc
 
 
 __all__ = ["TrajectoryStore"]
