@@ -26,6 +26,23 @@ _ZH_VERBS: dict[str, str] = {
     "post": r"发表|发布|发帖|发动态|发朋友圈|发微博|投稿|转发|分享到朋友圈",
     "call": r"呼叫|拨打|拨号|通话|打电话|回拨|视频聊天|语音聊天|接听",
 }
+# The same kinds in Japanese and Korean (matched like Chinese, on the folded form).
+_JA_KO_VERBS: dict[str, str] = {
+    "transfer": r"振込|振り込|送金|송금|이체",
+    "pay": r"支払|決済|お支払い|결제|지불|충전",
+    "order": r"購入|注文|구매|주문",
+    "delete": r"削除|消去|삭제|지우기",
+    "send": r"送信|보내기|전송",
+    "post": r"投稿|게시|올리기",
+    "call": r"発信|전화|통화",
+}
+# Text is folded before matching (OpenCC turns 購入 into 购入), so the words are folded the same way.
+_JA_KO_FOLDED = {
+    kind: "|".join(dict.fromkeys(fold(word) for word in words.split("|")))
+    for kind, words in _JA_KO_VERBS.items()
+}
+for _kind, _pattern in _JA_KO_FOLDED.items():
+    _ZH_VERBS[_kind] += "|" + _pattern
 _EN_VERBS: dict[str, str] = {
     "transfer": r"\btransfer|\bsend ?money\b|\bwire\b|\bwithdraw|\bremit",
     "pay": r"\bpay(?!ment methods?\b|pal\b)|\btop ?up\b|\bconfirm payment|\bauto-?pay|\bauto-?debit",
@@ -66,6 +83,8 @@ _ZH_TOPICS: dict[str, str] = {
     "post": r"发表|发布|公开|投稿",
     "call": r"呼叫|拨打|通话|来电|接听",
 }
+for _kind, _pattern in _JA_KO_FOLDED.items():
+    _ZH_TOPICS[_kind] += "|" + _pattern
 _EN_TOPICS: dict[str, str] = {
     "transfer": r"\btransfer|\bsend money|\brecipient|\bwithdraw|\bwire\b",
     "pay": r"\bpay|\bpayment|\bcharge|\btotal\b|\bcheckout|\bpin\b",
@@ -118,7 +137,7 @@ def _first(patterns: dict[str, str], text: str) -> str | None:
 # What may stand before the verb in a control's name: "确认支付", "¥99.00 立即支付", "一键清理", "同意并支付".
 _ZH_LEAD = re.compile(
     r"^[¥$€£\d.,元]*(.{0,2}?(确认|确定|立即|马上|去|再|一键|全部|批量|永久|彻底|同意并|同意协议并|完成|继续|"
-    r"提交并|重新|视频|语音|免密|开通|我要|点击|快速|安全|极速|立刻|现在)+)?$"
+    r"提交并|重新|视频|语音|免密|开通|我要|点击|快速|安全|极速|立刻|现在|今すぐ|すぐに|确认して)+)?$"
 )
 _EN_LEAD = re.compile(
     r"^[¥$€£\d., ]*((confirm|and|yes|ok|now|secure|instant|quick|express|one-click|start|make|place|begin|a|an|the)( |& |and )*)*$"
@@ -144,10 +163,14 @@ def verb_kind(label: str, *, anywhere: bool = False) -> tuple[str, str] | None:
         m = re.search(pattern, zh)
         if m and (anywhere or _leads_well(zh[: m.start()], _ZH_LEAD)):
             return kind, label.strip()
-    for kind, pattern in _EN_VERBS.items():
-        m = re.search(pattern, en)
-        if m and (anywhere or _leads_well(en[: m.start()], _EN_LEAD)):
-            return kind, label.strip()
+    # A short label spelled out with separators ("P-a-y", "S.E.N.D") reads as one word once they are dropped.
+    folded = fold(label)
+    forms = [en, folded] if len(folded) <= 12 and folded != en else [en]
+    for form in forms:
+        for kind, pattern in _EN_VERBS.items():
+            m = re.search(pattern, form)
+            if m and (anywhere or _leads_well(form[: m.start()], _EN_LEAD)):
+                return kind, label.strip()
     return None
 
 
