@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
@@ -100,6 +101,9 @@ def _lock_for(location: StoreLocation) -> AbstractContextManager[Any]:
         return _file_locks.setdefault(location.sqlite_path, threading.Lock())
 
 
+_PREPARE_TRIES = 5
+
+
 class TrajectoryStore:
     """Runs, episodes and steps in a SQL database; screenshots and hierarchy XML as files under ``root``."""
 
@@ -127,9 +131,7 @@ class TrajectoryStore:
         store = cls(engine, location)
         try:
             refuse_foreign_database(engine, location.display_url)
-            store.create_tables()
-            migrate(engine)
-            store._check_schema_version()
+            store._prepare()
             make_directory(location.root)
             store._end_gone_episodes()
         except DBAPIError as exc:
@@ -146,6 +148,20 @@ class TrajectoryStore:
             raise
         log.info("store open: %s (files under %s)", location.display_url, location.root)
         return store
+
+    def _prepare(self) -> None:
+        """Tables, migrations and the schema version. Two processes opening a new SQLite store at once take turns
+        on its write lock: a lock held past the busy timeout is waited out a few more times (bounded)."""
+        for attempt in range(_PREPARE_TRIES):
+            try:
+                self.create_tables()
+                migrate(self._engine)
+                self._check_schema_version()
+                return
+            except (DBAPIError, StoreError) as exc:
+                if attempt == _PREPARE_TRIES - 1 or "locked" not in str(getattr(exc, "orig", exc)).lower():
+                    raise
+                time.sleep(0.2 * (attempt + 1))
 
     def create_tables(self) -> None:
         """Create every table registered on ``schema.Base`` that does not exist yet (safe to call again)."""

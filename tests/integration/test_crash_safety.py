@@ -12,15 +12,16 @@ from __future__ import annotations
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from mobile_agent.errors import UserError
 from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store import phones as phone_db
 from mobile_agent.store.records import EpisodeStatus
@@ -187,16 +188,17 @@ def test_sigterm_and_sighup_end_the_run_like_ctrl_c(sim_farm, tmp_path: Path, si
 
 
 def _wait_for_a_step(db: str, timeout: float) -> None:
+    """Until the run has recorded a step, read through a read-only SQLite connection: opening the store here would
+    create and migrate it, taking the write lock while the run creates the same file."""
     deadline = time.monotonic() + timeout
     path = Path(db.removeprefix("sqlite:///"))
     while time.monotonic() < deadline:
         if path.exists():
             try:
-                with TrajectoryStore.open(db) as store:
-                    episodes = store.list_episodes()
-                    if episodes and episodes[0].step_count >= 1:
+                with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)) as conn:
+                    if conn.execute("SELECT count(*) FROM steps").fetchone()[0] >= 1:
                         return
-            except UserError:  # the run is creating the store's tables this very moment: look again
+            except sqlite3.Error:  # the run is creating the tables this very moment: look again
                 pass
         time.sleep(0.1)
     pytest.fail("the run recorded no step")
