@@ -101,8 +101,12 @@ def _ocr_cost(registry, repeat: int) -> dict:
 
 
 def _corpus(gate: SafetyGate) -> dict:
-    """The red-team corpus (tests/data/safety_attacks): attacks asked, benign look-alikes let through."""
-    cases = yaml.safe_load((ROOT / "tests" / "data" / "safety_attacks" / "cases.yaml").read_text())
+    """The red-team corpus (tests/data/safety_attacks/cases*.yaml): attacks asked, benign look-alikes let through."""
+    cases = [
+        case
+        for path in sorted((ROOT / "tests" / "data" / "safety_attacks").glob("cases*.yaml"))
+        for case in yaml.safe_load(path.read_text())
+    ]
     missed, flagged = [], []
     for case in cases:
         xml = case.get("tree")

@@ -9,14 +9,30 @@ The rules, in words:
 - a control named by a consequential verb (支付, 发送, Delete all, Buy now ...) is that kind, wherever the finger
   lands on it, unless the words are a noun for a place to go (订单详情, 转账记录, Payment methods) or it is a tab;
 - a generic yes (确定, 确认, OK, Confirm, 继续, 提交 ...) takes the kind its dialog (or, with no dialog, its screen)
-  names, and a yes under an amount is a payment;
-- a no (取消, 返回, Cancel ...) is always safe;
-- a control nothing names (icon only, WebView, canvas, empty tree) is read from the pixels when OCR is available,
-  and otherwise fails closed in an app or on a screen that can pay, send or delete;
-- gestures: a slider whose track or dialog names a kind is that kind; long presses are classified like taps and by
-  their own words (长按清理, 按住说话);
+  names (a dialog naming nothing: the title of the page under it; bulleted notes name nothing), and a yes under an
+  amount is a payment: an amount the dialog states, or a few amounts a review page states over its main button;
+- the dialog is the whole card (title, message, buttons), never a part of it that holds only buttons (AOSP's
+  buttonPanel); a choice that is not a yes but goes on with what the dialog asks (나가기 beside 취소, a SIM row under
+  "Choose SIM for this call") takes the dialog's kind;
+- a no (取消, 返回, Cancel ...) is always safe; so is acknowledging a one-button notice that something was refused
+  or failed ("当前时间不允许委托 / 确定");
+- a yes carrying a count ("确定(1)", "OK (2)") commits a pick: under "添加群成员" / "Add members" it sends;
+- a bare publish or money word opens the place where it happens when it sits in a strip of peers (tabs, a post's
+  Reply | Repost | Like row) or floats over a feed with nothing written; under a filled form it submits it;
+- a switch or check box is named by its row ("免密支付 [switch]"), never by the rest of the screen;
+- the on-screen keyboard's keys only type, except an action key labelled Send;
+- a control nothing names (icon only, an icon-font glyph, WebView, canvas, empty tree) is read from the pixels when
+  OCR is available, and otherwise fails closed in an app or on a screen that can pay, send or delete; so is an
+  untouchable unnamed surface of a sheet that names a payment (a PIN pad drawn as one image), and the action key of
+  a keyboard that shows no keys; the last control of a written message's row sends, whatever it says ("SMS");
+- Enter on a focused button presses it;
+- gestures: a slider whose track (the box around the thumb that holds the gesture's end, either direction) or dialog
+  names a kind is that kind, and a track that only says confirm commits the screen; dropping an item onto a "drag
+  here to delete" zone of an unpublished draft only takes it out of the draft; long presses are classified like
+  taps and by their own words (长按清理, 按住说话);
 - keys and typing: Enter or a typed newline in a chat or comment field sends; typing into a password or PIN field,
-  or digits while a number pad and a payment are on screen, pays;
+  (named by its hint, its password flag, the caption above it, or a row of one-character boxes), or digits while a
+  PIN pad (not an amount pad: something on screen asks for a secret) and a payment are on screen, pays;
 - launching a deep link (tel:, sms:, alipays://, weixin://, intent:// ...) is the kind its scheme names, and any
   other non-web link is asked;
 - the model's own words (AutoGLM's sensitive message, a thought that says it is about to pay or send) raise a
@@ -26,31 +42,41 @@ The rules, in words:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Key, Point
+from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, ActionKind, Key, Point
+from mobile_agent.agent.consequence_blind import blind_finding
+from mobile_agent.agent.consequence_gesture import gesture_finding
 from mobile_agent.agent.consequence_input import key_finding, launch_finding, type_finding
+from mobile_agent.agent.consequence_screen import (
+    asks_for_pin,
+    commit_elsewhere,
+    dialog_choice,
+    page_amount,
+    questions,
+    title_topic,
+)
 from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
 from mobile_agent.agent.lexicon import (
+    AUDIENCE,
     AVATAR,
+    BARE_POST,
     ENTRY_WORDS,
     HOLD,
     MONEY_KINDS,
-    SLIDER,
+    SEARCH_FIELD,
+    SEND_POST,
     id_kind,
-    id_words,
     intent_kind,
     is_no,
+    is_refusal,
     is_yes,
     is_yes_id,
     topic_kind,
     verb_kind,
 )
-from mobile_agent.screen.context import ScreenReader, TargetContext
+from mobile_agent.screen.context import ScreenReader, TargetContext, is_keyboard
+from mobile_agent.screen.fields import ends_input_row
 from mobile_agent.screen.text import amounts, fold, spaced
-
-if TYPE_CHECKING:
-    from mobile_agent.screen.ocr import OcrWord
 
 
 def classify(s: Situation) -> Finding | None:
@@ -61,11 +87,31 @@ def classify(s: Situation) -> Finding | None:
     if a.kind in POINT_KINDS:
         return _point(s, a.point, model)  # type: ignore[arg-type]
     if a.kind in GESTURE_KINDS:
-        return _gesture(s, model)
+        return gesture_finding(s, model, _point)
     if a.kind is ActionKind.KEY:
-        return key_finding(s, model) if a.key is Key.ENTER else None
+        if a.key is not Key.ENTER:
+            return None
+        focused = _focused_control(s.reader)
+        if focused is not None:  # Enter on a focused button presses it (keyboard navigation on a web page)
+            return _point(s, focused, model)
+        return key_finding(s, model)
     if a.kind is ActionKind.TYPE:
         return type_finding(s, model)
+    return None
+
+
+def _focused_control(reader: ScreenReader | None) -> Point | None:
+    """The centre of a focused control that is not a text field (the focused view, or the control it is part of):
+    Enter activates it."""
+    if reader is None:
+        return None
+    for e in reader.visible:
+        if e.node.get("focused") != "true" or reader.is_edit(e):
+            continue
+        for node in (e.node, *e.node.iterancestors("node")):
+            control = reader.element(node)
+            if control is not None and node.get("clickable") == "true" and control.bounds is not None:
+                return None if reader.is_edit(control) else control.bounds.centre
     return None
 
 
@@ -99,6 +145,8 @@ def _point_on_tree(
     described = ctx.describe()
     labels = [t for t in ctx.labels if fold(t)]
     label = " ".join(labels)
+    if ctx.target is not None and ctx.target.package != s.package and is_keyboard(ctx.target.package):
+        return _keyboard_key(s, reader, ctx, label, model)
     if s.manifest_element is not None:
         rule = s.manifest_element(ctx)
         strip_entry = bool(labels) and _entry_tile(reader, ctx, (rule[0], labels[0])) if rule else False
@@ -133,13 +181,22 @@ def _point_on_tree(
         return with_model(digit, model)
     # A control is named by all its labels together, or by a label under the finger (a row's preview never names it).
     named = next((k for t in [label, *ctx.under_finger] if (k := verb_kind(t)) is not None), None)
-    if named is not None and not ctx.is_tab and not _entry_tile(reader, ctx, named):
+    if named is None and _audience_in_share_bar(ctx, labels):
+        named = ("post", label)
+    if (
+        named is not None
+        and not ctx.is_tab
+        and not _entry_tile(reader, ctx, named)
+        and not _opens_composer(reader, ctx, named)
+    ):
         return with_model(
             Finding(named[0], "label", described, f"label '{named[1][:60]}'", (f"label '{named[1][:60]}'",)),
             model,
         )
     by_id = id_kind(ctx.ids)
-    if by_id is not None and not ctx.is_tab:
+    # "payment_button" labelled "Payment": the id says no more than the label, an entry to the payments page.
+    id_entry = by_id is not None and bool(labels) and _entry_tile(reader, ctx, (by_id[0], labels[0]))
+    if by_id is not None and not ctx.is_tab and not id_entry:
         return with_model(
             Finding(by_id[0], "label", described, f"resource-id {by_id[1]}", (f"resource-id {by_id[1]}",)),
             model,
@@ -149,25 +206,94 @@ def _point_on_tree(
         and re.fullmatch(r"\d", fold(labels[0])) is not None
         and (m := topic_kind(reader.texts())) is not None
         and m[0] in MONEY_KINDS
+        and asks_for_pin(reader)
     )
     yes_like = bool(labels) and (
-        any(is_yes(t) for t in labels) or _has_money(label) or _yes_prefix(label) or pin_key
+        any(is_yes(t) for t in labels)
+        or (_priced(label) and not commit_elsewhere(reader, ctx, label))
+        or _yes_prefix(label)
+        or pin_key
     )
     if yes_like or (not labels and is_yes_id(ctx.ids)):
-        found = _yes_in_context(ctx)
+        found = _yes_in_context(reader, ctx, main=yes_like and any(is_yes(t) for t in labels))
         if found is not None:
             return with_model(found, model)
     if not labels:
-        return _blind(s, ctx, model)
+        return blind_finding(s, ctx, model)
+    choice = dialog_choice(reader, ctx, labels)
+    if choice is not None:
+        return with_model(choice, model)
     if s.manifest_screen is not None and not ctx.is_tab and yes_like:
         screen = s.manifest_screen()
         if screen is not None:
             return with_model(
                 Finding(screen[0], "screen", described, screen[1], (f"screen rule: {screen[1]}",)), model
             )
+    if (
+        ctx.target is not None
+        and not yes_like
+        and not ctx.is_tab
+        and not reader.is_edit(ctx.target)
+        and ends_input_row(reader, ctx.target)
+    ):
+        # "SMS" / "RCS" under Messages' arrow: whatever it says, the last control of a written message's row sends it.
+        return with_model(
+            Finding(
+                "send",
+                "label",
+                described,
+                f"'{label[:30]}' ends the row of a written message",
+                (f"label '{label[:40]}'", "filled field"),
+            ),
+            model,
+        )
     if model is not None:
         return Finding(model[0], "model", described, model[1], (model[1],))
     return None
+
+
+def _keyboard_key(
+    s: Situation, reader: ScreenReader, ctx: TargetContext, label: str, model: tuple[str, str] | None
+) -> Finding | None:
+    """A key of the on-screen keyboard: letters, Delete, Next, Done and Search only type or move the focus; an
+    action key labelled Send (发送) sends what is in the field, like Enter in a chat. A keyboard that shows no keys
+    in the tree (drawn as one view) hides which key is hit: its action key (the right end of its bottom row, on every
+    layout) is read as Enter."""
+    if not label and _blind_keyboard_action_key(reader, ctx):
+        found = key_finding(s, model)
+        if found is not None:
+            return Finding(
+                found.kind,
+                "blind",
+                ctx.describe(),
+                "the action key of a keyboard that shows no keys, while " + found.detail,
+                ("keyboard without key nodes", *found.signals),
+            )
+        return None
+    named = verb_kind(label)
+    if named is None or named[0] != "send":
+        return None
+    return with_model(
+        Finding(
+            "send", "key", ctx.describe(), f"keyboard action key '{label[:30]}'", (f"key '{label[:30]}'",)
+        ),
+        model,
+    )
+
+
+def _blind_keyboard_action_key(reader: ScreenReader, ctx: TargetContext) -> bool:
+    hit = ctx.target or ctx.hit
+    if hit is None or hit.bounds is None:
+        return False
+    window = hit.node
+    while window.getparent() is not None and window.getparent().tag == "node":
+        window = window.getparent()
+    keys = [n for n in window.iter("node") if (n.get("text") or n.get("content-desc") or "").strip()]
+    box = reader.element(window)
+    if keys or box is None or box.bounds is None:
+        return False
+    b, p = box.bounds, ctx.point
+    return p.x >= b.left + 0.75 * (b.right - b.left) and p.y >= b.top + 0.75 * (b.bottom - b.top)
 
 
 def _yes_prefix(label: str) -> bool:
@@ -208,6 +334,8 @@ def _pin_digit(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> F
     """A digit key of a PIN pad while a payment is up: one of these taps completes the payment."""
     if len(labels) != 1 or re.fullmatch(r"\d", fold(labels[0])) is None or reader.digit_keys() < 10:
         return None
+    if not asks_for_pin(reader):
+        return None  # an amount pad: the digits are the amount being typed
     topic = topic_kind(reader.texts())
     if topic is None or topic[0] not in MONEY_KINDS:
         return None
@@ -227,13 +355,25 @@ def _entry_tile(reader: ScreenReader, ctx: TargetContext, named: tuple[str, str]
         return False
     if ctx.target is not None and _in_strip(ctx.target):
         return True  # 买入 | 卖出 | 撤单 | 持仓: a strip of peers switches the form, it places nothing
+    if any(re.search(r"\d", e.text) for e in reader.edit_fields() if not SEARCH_FIELD.search(e.resource_id)):
+        return False  # under a filled form (code 603936, price 12.42): the form's own submit
     return not any(amounts(t) for t in reader.texts()) and not reader.password_fields()
 
 
 def _in_strip(target) -> bool:  # noqa: ANN001 - an Element
-    """Three or more clickable peers side by side in one row (a tab strip or segmented control)."""
-    parent, b = target.node.getparent(), target.bounds
-    if parent is None or b is None:
+    """Three or more clickable peers side by side in one row (a tab strip or segmented control). Peers may each sit
+    in a wrapper of their own size (RelativeLayout > TextView): the strip is the wrappers' parent."""
+    node, b = target.node, target.bounds
+    if b is None:
+        return False
+    parent = node.getparent()
+    while (
+        parent is not None
+        and parent.tag == "node"
+        and _bounds_of(parent) == (b.left, b.top, b.right, b.bottom)
+    ):
+        node, parent = parent, parent.getparent()
+    if parent is None:
         return False
     peers = 0
     for sibling in parent.iterchildren("node"):
@@ -247,17 +387,91 @@ def _in_strip(target) -> bool:  # noqa: ANN001 - an Element
     return peers >= 3
 
 
+def _bounds_of(node) -> tuple[int, ...] | None:  # noqa: ANN001 - an lxml node
+    m = re.fullmatch(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]", (node.get("bounds") or "").replace(" ", ""))
+    return tuple(int(v) for v in m.groups()) if m else None
+
+
+def _priced(label: str) -> bool:
+    """A control that is its price ("¥99.00", "¥99.00 确认"): a yes. A card that shows a balance among other words
+    ("Основной счёт 10 ₽ Bank Card 0813", "零钱 ¥25.00 >") is a place to go."""
+    found = amounts(label)
+    if not found:
+        return False
+    rest = label
+    for a in found:
+        rest = rest.replace(a.text, " ")
+    return len(fold(rest)) <= 4 or is_yes(rest)
+
+
 def _has_money(label: str) -> bool:
     return bool(amounts(label))
 
 
-def _yes_in_context(ctx: TargetContext) -> Finding | None:
+def _opens_composer(reader: ScreenReader, ctx: TargetContext, named: tuple[str, str]) -> bool:
+    """A bare "Post"/"Repost"/"转发" in a feed item's action row, or on a screen where nothing is being written,
+    opens the composer or the repost sheet; the publishing button is the one in there."""
+    if named[0] not in ("post", "send") or ctx.container is not None or ctx.target is None:
+        return False
+    if _in_strip(ctx.target) and (
+        BARE_POST.fullmatch(fold(named[1])) is not None or SEND_POST.fullmatch(fold(named[1])) is not None
+    ):
+        return True  # Reply | Repost | Like | Send post under a post: each opens its sheet or composer
+    if named[0] != "post" or BARE_POST.fullmatch(fold(named[1])) is None:
+        return False
+    written = [
+        e
+        for e in reader.edit_fields()
+        if not SEARCH_FIELD.search(" ".join((e.resource_id, e.node.get("hint") or "", e.content_desc)))
+    ]
+    return not written and _floating(reader, ctx.target)
+
+
+def _floating(reader: ScreenReader, target) -> bool:  # noqa: ANN001 - an Element
+    """A floating action button: drawn over the list it floats on, its box overlaps other controls'."""
+    b, node = target.bounds, target.node
+    if b is None:
+        return False
+    related = {id(node), *(id(n) for n in node.iter("node")), *(id(n) for n in node.iterancestors())}
+    for e in reader.visible:
+        o = e.bounds
+        if id(e.node) in related or o is None or e.node.get("clickable") != "true":
+            continue
+        if o.left < b.right and b.left < o.right and o.top < b.bottom and b.top < o.bottom:
+            return True
+    return False
+
+
+def _audience_in_share_bar(ctx: TargetContext, labels: list[str]) -> bool:
+    """ "Your story" / "Close Friends" in the share bar of a story editor publish to that audience (the same words
+    in a story tray open a camera). The bar is an ancestor whose resource-id names sharing or publishing."""
+    if not labels or AUDIENCE.fullmatch(fold(labels[0])) is None or ctx.target is None:
+        return False
+    for depth, node in enumerate(ctx.target.node.iterancestors("node")):
+        if depth >= 3:
+            return False
+        if re.search(r"share|publish|post", node.get("resource-id") or "", re.I):
+            return True
+    return False
+
+
+def _yes_in_context(reader: ScreenReader, ctx: TargetContext, main: bool = False) -> Finding | None:
+    """A yes takes the kind its dialog (or screen) names; with no name, the page under the dialog names it; an
+    amount the dialog states, or the one a review page states over its main button (``main``: a plain yes), is a
+    payment."""
     texts = ctx.context_texts if ctx.container is not None else ctx.screen_texts
     where = "dialog" if ctx.container is not None else "screen"
     described = ctx.describe()
-    topic = topic_kind(texts)
+    topic = topic_kind(questions(texts)) or title_topic(reader, ctx)
+    if (
+        topic is not None
+        and ctx.container is not None
+        and _choices(ctx.container) <= 1
+        and is_refusal(topic[1])
+    ):
+        return None  # "当前时间不允许委托 [确定]": the only way out of a notice that it was refused
     label = " ".join(ctx.labels)
-    money = [m.text for t in (label, *texts) for m in amounts(t)]
+    money = [m.text for t in (label, *ctx.statements) for m in amounts(t)]
     if topic is not None:
         signals = (f"{where} text '{topic[1]}'", *(f"amount {m}" for m in money[:2]))
         return Finding(
@@ -281,6 +495,15 @@ def _yes_in_context(ctx: TargetContext) -> Finding | None:
             f"a control labelled with the amount {money[0]}",
             (f"amount {money[0]}",),
         )
+    stated = page_amount(reader, ctx) if main else None
+    if stated is not None:
+        return Finding(
+            "pay",
+            "amount",
+            described,
+            f"'{label[:30]}' confirms the page's amount {stated}",
+            (f"amount {stated}",),
+        )
     return None
 
 
@@ -288,256 +511,6 @@ def _choices(container) -> int:  # noqa: ANN001 - an Element
     return sum(
         1 for n in container.node.iter("node") if n.get("clickable") == "true" and n is not container.node
     )
-
-
-def _blind(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> Finding | None:
-    """Nothing in the tree names the control under the finger: read the pixels, then what surrounds it."""
-    described = ctx.describe()
-    reader = s.reader
-    if reader is not None and not ctx.takes_touch and not reader.is_empty() and _any_clickable(reader):
-        return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
-    if s.ocr_words is not None:
-        words = s.ocr_words(ctx.point)
-        if words is not None:
-            read, finding = _from_ocr(ctx, words, model)
-            if read:  # the pixels name the control (or its dialog): that settles it
-                return finding
-    if model is not None:
-        return Finding(model[0], "model", described, model[1], (model[1], "no label under the finger"))
-    if reader is None or reader.is_empty() or not _any_clickable(reader):
-        # Flutter, canvas, a web page drawn without nodes: nothing can be read, so nothing can be cleared.
-        if not s.can_matter:
-            return None
-        return Finding(
-            "sensitive",
-            "blind",
-            described,
-            "the view tree names nothing here, in an app that can pay, send or delete",
-            ("no readable node", f"app {s.package or 'unknown'}"),
-        )
-    target = ctx.target
-    area = (
-        (target.bounds.right - target.bounds.left) * (target.bounds.bottom - target.bounds.top)
-        if target and target.bounds
-        else 0
-    )
-    if area > 0.5 * reader.screen.width * reader.screen.height:
-        return None  # a scrim behind a sheet or a page background: a tap there closes or does nothing
-    if ctx.container is not None:
-        texts = [*ctx.context_texts]
-        where = "in a dialog that mentions"
-    else:
-        wide = (
-            target is not None
-            and target.bounds is not None
-            and (target.bounds.right - target.bounds.left >= 0.4 * reader.screen.width)
-        )
-        # A wide button is the page's main action: the whole page says what it does. A small icon: what is near it.
-        texts = reader.statements_near(ctx.point, band=reader.screen.height if wide else 420)
-        where = "on a screen that mentions"
-    topic = topic_kind(texts)
-    money = [m.text for t in texts for m in amounts(t)] if ctx.container is not None else []
-    if topic is not None or money:
-        kind = topic[0] if topic else "pay"
-        said = topic[1] if topic else money[0]
-        return Finding(
-            kind,
-            "blind",
-            described,
-            f"an unlabelled control {where} '{said}'",
-            ("no label under the finger", f"text '{said}'"),
-        )
-    if (
-        ctx.blind
-        and s.can_matter
-        and target is not None
-        and _action_bar(reader, target)
-        and not _collection_item(target)
-    ):
-        # No text, no description, no id: nothing at all says what this control does, in an app that can.
-        return Finding(
-            "sensitive",
-            "blind",
-            described,
-            "a control with no text, description or id, in an app that can pay, send or delete",
-            ("no label, no id", f"app {s.package or 'unknown'}"),
-        )
-    if target is not None and reader.beside_filled_edit(target):
-        return Finding(
-            "send",
-            "blind",
-            described,
-            "an unlabelled button beside a filled text field",
-            ("no label", "filled field"),
-        )
-    return None
-
-
-def _action_bar(reader: ScreenReader, target) -> bool:  # noqa: ANN001 - an Element
-    """Where screens put their actions: the right of the title bar (check mark, send, trash) and the bottom bar.
-    Its top-left corner is back, close or the drawer in every Android app."""
-    b = target.bounds
-    if b is None:
-        return False
-    w, h = reader.screen.width, reader.screen.height
-    title_bar = b.bottom <= 0.12 * h and b.left >= 0.2 * w
-    bottom_bar = b.top >= 0.85 * h
-    return title_bar or bottom_bar
-
-
-def _collection_item(target) -> bool:  # noqa: ANN001 - an Element
-    """One of a row or grid of look-alike items (avatars in a selection strip, chips, thumbnails): tapping one picks
-    or opens it. Action buttons stand alone."""
-    b, parent = target.bounds, target.node.getparent()
-    if b is None or parent is None:
-        return False
-    w, h = b.right - b.left, b.bottom - b.top
-    alike = 0
-    for sibling in parent.iterchildren("node"):
-        m = re.fullmatch(
-            r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]", (sibling.get("bounds") or "").replace(" ", "")
-        )
-        if m is None or sibling.get("class") != target.class_name:
-            continue
-        sw, sh = int(m.group(3)) - int(m.group(1)), int(m.group(4)) - int(m.group(2))
-        alike += abs(sw - w) <= 0.15 * max(w, 1) and abs(sh - h) <= 0.15 * max(h, 1)
-    return alike >= 3
-
-
-def _any_clickable(reader: ScreenReader) -> bool:
-    return any(e.node.get("clickable") == "true" for e in reader.visible)
-
-
-def _from_ocr(
-    ctx: TargetContext, words: list[OcrWord], model: tuple[str, str] | None
-) -> tuple[bool, Finding | None]:
-    """(whether the pixels settled it, the finding). Nothing legible under the finger and nothing said around it
-    settles nothing: the caller goes on reading the tree's structure."""
-    described = ctx.describe()
-    # An icon's caption sits under it (40-80 px on a 1080-wide frame): that is still the control's name.
-    # An icon read as a lone character ("口" for a trash can) is a guess at a shape, not a name.
-    words = [w for w in words if w.score >= 0.75 and (len(fold(w.text)) > 1 or fold(w.text).isdigit())]
-    near = [w for w in words if _box_contains(w.box, ctx.point, pad=24, below=90)]
-    near_text = " ".join(w.text for w in near)
-    signals = tuple(f"ocr '{w.text}'" for w in words[:6])
-    named = verb_kind(near_text) if near else None
-    if near and is_no(near_text):
-        return True, None
-    if named is not None:
-        return True, with_model(
-            Finding(named[0], "ocr", described, f"OCR under the finger: '{near_text[:40]}'", signals), model
-        )
-    topic = topic_kind([w.text for w in words])
-    if topic is not None and (not near or is_yes(near_text) or _has_money(near_text)):
-        return True, with_model(
-            Finding(topic[0], "ocr", described, f"OCR around the finger: '{topic[1]}'", signals), model
-        )
-    if model is not None:
-        return True, Finding(model[0], "model", described, model[1], (*signals, model[1]))
-    return bool(near), None
-
-
-def _box_contains(box: tuple[int, int, int, int], p: Point, pad: int = 0, below: int = 0) -> bool:
-    """Does the word's box, grown by ``pad`` (and upwards by ``below``, for captions under the point), hold p?"""
-    left, top, right, bottom = box
-    return left - pad <= p.x <= right + pad and top - pad - below <= p.y <= bottom + pad
-
-
-def _gesture(s: Situation, model: tuple[str, str] | None) -> Finding | None:
-    a = s.action
-    start, end = a.point, a.end
-    if start is not None and end is not None and abs(start.x - end.x) + abs(start.y - end.y) < 16:
-        return _point(s, start, model)  # the phone sees a tap
-    if s.reader is None:
-        return fail_closed(s, model, "the view tree is unavailable") if model else None
-    ctx = s.reader.at(start)  # type: ignore[arg-type]
-    texts = [*ctx.labels, *(ctx.context_texts if ctx.container is not None else ())]
-    near = _texts_near_row(s.reader, ctx)
-    slider_words = [t for t in (*texts, *near) if SLIDER.search(fold(t))]
-    row_action = _row_swipe_action(s.reader, ctx, a)
-    if row_action is not None:
-        return with_model(row_action, model)
-    # Instructions anywhere on the screen that say what a swipe does ("Swipe a note left to delete it").
-    told = [t for t in s.reader.texts() if SLIDER.search(fold(t)) and verb_kind(t, anywhere=True)]
-    is_slider = (
-        bool(slider_words)
-        or "seekbar" in (ctx.hit.class_name.lower() if ctx.hit else "")
-        or any(
-            w.lower() in ("slider", "slide", "swipe", "seekbar", "puck", "unlock")
-            for rid in ctx.ids
-            for w in id_words(rid)
-        )
-    )
-    if is_slider or told:
-        words = [*slider_words, *told]
-        found = verb_kind(" ".join(words), anywhere=True) or topic_kind([*words, *texts, *near])
-        if found is not None:
-            return with_model(
-                Finding(
-                    found[0],
-                    "gesture",
-                    ctx.describe(),
-                    f"slider '{found[1][:40]}'",
-                    (f"slider text '{found[1][:60]}'",),
-                ),
-                model,
-            )
-    if model is not None:
-        return Finding(model[0], "model", ctx.describe(), model[1], (model[1],))
-    return None
-
-
-def _row_swipe_action(reader: ScreenReader, ctx: TargetContext, a: Action) -> Finding | None:
-    """A long sideways swipe on a list row performs the action its row hides behind it (swipe-to-delete): the
-    row's buttons are in the dump even while squeezed to nothing at its edge."""
-    start, end = a.point, a.end
-    if start is None or end is None or ctx.target is None:
-        return None
-    dx, dy = end.x - start.x, end.y - start.y
-    if abs(dx) < 0.4 * reader.screen.width or abs(dy) > 0.25 * abs(dx):
-        return None
-    row = ctx.target.node
-    parent = row.getparent()
-    scope = [row] if parent is None else [row, *[n for n in parent.iterchildren("node") if _same_row(n, row)]]
-    hidden = [
-        (n.get("text") or n.get("content-desc") or "").strip()
-        for r in scope
-        for n in r.iter("node")
-        if (n.get("text") or n.get("content-desc"))
-    ]
-    found = next((k for t in hidden if (k := verb_kind(t)) is not None), None)
-    if found is None:
-        return None
-    return Finding(
-        found[0],
-        "gesture",
-        ctx.describe(),
-        f"a long swipe on a row whose hidden action is '{found[1]}'",
-        (f"row action '{found[1]}'",),
-    )
-
-
-def _same_row(node, row) -> bool:  # noqa: ANN001 - lxml nodes
-    def band(n):  # noqa: ANN001, ANN202
-        m = re.fullmatch(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]", (n.get("bounds") or "").replace(" ", ""))
-        return (int(m.group(2)), int(m.group(4))) if m else None
-
-    a, b = band(node), band(row)
-    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
-
-
-def _texts_near_row(reader: ScreenReader, ctx: TargetContext) -> list[str]:
-    """Texts drawn on the same horizontal band as the gesture's start (a slider's track label)."""
-    y = ctx.point.y
-    return [
-        t
-        for e in reader.visible
-        if e.bounds is not None
-        and e.bounds.top <= y < e.bounds.bottom
-        and (e.bounds.bottom - e.bounds.top) < 400
-        for t in (e.text.strip(), e.content_desc.strip())
-        if t
-    ]
 
 
 __all__ = ["classify"]

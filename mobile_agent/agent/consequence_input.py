@@ -8,18 +8,16 @@ import re
 from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
 from mobile_agent.agent.lexicon import (
     CHAT_FIELD,
-    LINK,
-    LINK_KINDS,
-    LINK_WORDS,
     MONEY_KINDS,
-    OPEN_ONLY,
     PASSWORD_HINT,
     SEARCH_FIELD,
     topic_kind,
     verb_kind,
 )
+from mobile_agent.agent.links import LINK, link_kind
 from mobile_agent.screen.context import TargetContext
-from mobile_agent.screen.text import fold
+from mobile_agent.screen.fields import caption_of, pin_boxes
+from mobile_agent.screen.text import first_line, fold, has_line_break
 
 
 def _input_field(s: Situation) -> TargetContext | None:
@@ -100,12 +98,12 @@ def _screen_has_send(s: Situation) -> bool:
 def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
     text = s.action.text or ""
     field_ctx = _input_field(s)
-    if "\n" in text or "\r" in text:
+    if has_line_break(text):  # \n, \r, U+2028, U+2029, U+0085 ...: any of them submits a one-line field
         if field_ctx is None:
             return fail_closed(s, model, "a typed newline with no field to read") or Finding(
                 "send", "type", "", "typed text holds a newline, and no field can be read", ("newline",)
             )
-        found = _submit_in_field(s, field_ctx, model, "a typed newline", typed=text.split("\n")[0])
+        found = _submit_in_field(s, field_ctx, model, "a typed newline", typed=first_line(text))
         if found is not None:
             return found
     if s.reader is None:
@@ -113,7 +111,10 @@ def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
     screen = s.reader.texts()
     money_topic = topic_kind(screen)
     if field_ctx is not None:
-        words = _field_words(field_ctx)
+        field_ = field_ctx.target or field_ctx.hit
+        # A field labelled from outside (a "暗証番号" caption over an empty box) is named by that caption too.
+        caption = " ".join(caption_of(s.reader, field_)) if field_ is not None else ""
+        words = " ".join((_field_words(field_ctx), caption))
         is_secret = PASSWORD_HINT.search(fold(words)) is not None or (
             field_ctx.target is not None and field_ctx.target.node.get("password") == "true"
         )
@@ -134,7 +135,21 @@ def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
         if _is_search_field(s, field_ctx):
             return None
     digits = re.fullmatch(r"\d{4,8}", text.strip()) is not None
-    if digits and s.reader.digit_keys() >= 10 and money_topic is not None and money_topic[0] in MONEY_KINDS:
+    paying = money_topic is not None and money_topic[0] in MONEY_KINDS
+    if digits and paying and pin_boxes(s.reader):
+        # A row of one-character boxes under a payment: a PIN typed box by box (whichever view holds the focus,
+        # often a hidden field laid over the boxes).
+        return with_model(
+            Finding(
+                money_topic[0],  # type: ignore[index]
+                "type",
+                "",
+                "digits typed into a row of PIN boxes under a payment",
+                (f"screen text '{money_topic[1]}'", "PIN boxes"),  # type: ignore[index]
+            ),
+            model,
+        )
+    if digits and s.reader.digit_keys() >= 10 and paying:
         return with_model(
             Finding(
                 money_topic[0],
@@ -159,16 +174,10 @@ def launch_finding(target: str, model: tuple[str, str] | None) -> Finding | None
     target = target.strip()
     if not LINK.match(target) or re.match(r"^[a-z][\w]*(\.[\w]+)+$", target, re.I):
         return None  # a package name
-    for kind, pattern in LINK_KINDS:
-        if pattern.match(target):
-            return Finding(
-                kind, "link", target[:80], f"a {target.split(':', 1)[0]}: link", (f"link {target[:80]}",)
-            )
-    if OPEN_ONLY.match(target) and not LINK_WORDS.search(target):
+    found = link_kind(target)  # what the link opens (see mobile_agent/agent/links.py)
+    if found is None:
         return None
-    words = LINK_WORDS.search(target)
-    kind = verb_kind(words.group(0))[0] if words and verb_kind(words.group(0)) else "sensitive"
-    return Finding(kind, "link", target[:80], "a deep link into an app", (f"link {target[:80]}",))
+    return Finding(found[0], "link", target[:80], found[1], (f"link {target[:80]}",))
 
 
 __all__ = ["key_finding", "launch_finding", "type_finding"]

@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
 from mobile_agent.agent.acting import commit_step, finish_or_read
@@ -58,7 +58,9 @@ from mobile_agent.screen.imagehash import dhash
 from mobile_agent.store import pauses as pause_store
 from mobile_agent.store.owners import Heartbeat, claim_episode
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.verify.labels import Critic
+
+if TYPE_CHECKING:  # the critic's module (judges, verdicts) is only needed when a critic is given
+    from mobile_agent.verify.labels import Critic
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +109,7 @@ class Agent:
         )
         self.on_step = on_step
         self.critic = critic
-        self.screen = StepScreen(device, family)
+        self.screen = StepScreen(device, family, registry)
         self._approval: _Approval | None = None
 
     # ----- the loop ---------------------------------------------------------------------------------------------

@@ -24,10 +24,10 @@ from mobile_agent.model.client import ModelClient
 from mobile_agent.model.families import get_family
 from mobile_agent.store.pauses import open_pause
 from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.verify.labels import Critic
 
 if TYPE_CHECKING:
     from mobile_agent.apps.registry import AppRegistry
+    from mobile_agent.verify.labels import Critic
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ def run_task(
     safety: SafetyPolicy | None = None,
     critic: Critic | None = None,
     force: bool = False,
+    stop_u2_server: bool = False,
 ) -> EpisodeResult:
     """Run one task on one phone until it ends; every step is recorded in the store.
 
@@ -65,6 +66,8 @@ def run_task(
     (UserError naming the holder) unless ``force``; a lease whose process is gone is taken over.
 
     ``critic`` labels each proposed action before it runs and has the model re-propose a ``wrong`` one.
+
+    The phone's uiautomator2 server keeps running after the run (the next one reuses it) unless ``stop_u2_server``.
 
     ``safety`` overrides ``config.safety`` (default: ask before every consequential action; when ``user`` cannot
     answer, the episode pauses as needs_user and :func:`resume_episode` continues it).
@@ -89,8 +92,9 @@ def run_task(
     own_store = store is None
     store = store or TrajectoryStore.open(settings.db, root=Path(data_dir) if data_dir else None)
     try:
+        phone = AndroidDevice(serial, adb=adb)
         agent = Agent(
-            AndroidDevice(serial, adb=adb),
+            phone,
             adapter,
             client,
             store,
@@ -101,7 +105,12 @@ def run_task(
             critic=critic,
         )
         with PhoneHold(store, serial, adb, force=force):
-            return agent.run(task)
+            client.prepare()  # the SDK's import overlaps the phone's first screenshot instead of preceding it
+            try:
+                return agent.run(task)
+            finally:
+                if stop_u2_server:
+                    phone.stop_server()
     finally:
         if own_store:
             store.close()
@@ -148,10 +157,11 @@ def resume_episode(
         if not urls:
             raise UserError("the pause does not say which model endpoint to use", "pass --base-url")
         serial = device or pause.device
+        client = ModelClient(urls, model or context.get("model") or info.model)
         agent = Agent(
             AndroidDevice(serial, adb=adb if adb is not None else pause.adb_server),
             get_family(family or context.get("family") or info.family),
-            ModelClient(urls, model or context.get("model") or info.model),
+            client,
             store,
             registry=load_registry(apps_dir),
             config=config,
@@ -159,6 +169,7 @@ def resume_episode(
             on_step=on_step,
         )
         with PhoneHold(store, serial, adb if adb is not None else pause.adb_server):
+            client.prepare()
             return agent.resume(info.id, reply)
     finally:
         if own_store:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from PIL import Image
 
@@ -52,9 +53,11 @@ class StepDraft:
 class StepScreen:
     """The phone's screen as the loop reads it: frames at the model's working size, and each step's view tree."""
 
-    def __init__(self, device: AndroidDevice, family: ModelFamily) -> None:
+    def __init__(self, device: AndroidDevice, family: ModelFamily, registry: Any = None) -> None:
         self.device = device
         self.family = family
+        self._registry = registry
+        self._activity_scoped: dict[str, bool] = {}
         self._scale: float | None = None
         self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hierarchy")
         self._pending: Future[str] | None = None
@@ -79,10 +82,19 @@ class StepScreen:
         self.dumped = None
         self._fetched = False
         self.device.prefetch_hierarchy = prefetch  # settling reads the next step's tree with its frame
+        self.device.needs_activity = self._needs_activity if prefetch and self._registry is not None else None
         pending = self.device.settled_hierarchy(self.scale()) if prefetch else None
         if prefetch and pending is None:
             pending = self._prefetch.submit(self.device.hierarchy)
         self._pending = pending
+
+    def _needs_activity(self, package: str) -> bool:
+        """Whether a popup rule that may fire in ``package`` is scoped to activities: then the device reads the
+        activity on every step instead of only when the screen's windows change (device/foreground.py)."""
+        if package not in self._activity_scoped:
+            rules = self._registry.popup_rules(package)
+            self._activity_scoped[package] = any(r.activities or r.not_activities for _, r in rules)
+        return self._activity_scoped[package]
 
     def hierarchy(self) -> str | None:
         """The view tree of this step, dumped at most once (popup rules, walls and the safety gate share it)."""

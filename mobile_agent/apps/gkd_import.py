@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import json5
 from pydantic import ValidationError
 
 from mobile_agent.apps.query.parser import parse_selector
@@ -90,6 +89,8 @@ def load_subscription(path: str | Path) -> GkdImport:
         raise UserError(f"popup rules file {p} does not exist", hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read popup rules file {p}: {exc}", hint) from None
+    import json5  # only when a subscription is read: a run without one never needs it
+
     try:
         data = json5.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -6,8 +6,11 @@ from dataclasses import dataclass
 
 from mobile_agent.actions import Action
 from mobile_agent.apps.query.evaluate import find_target
+from mobile_agent.apps.query.needs import Need, one_of, pattern_need, selector_needs
+from mobile_agent.apps.query.parser import parse_selector
 from mobile_agent.apps.query.position import Box, evaluate
-from mobile_agent.apps.schema import PopupRule
+from mobile_agent.apps.query.syntax import SelectorError
+from mobile_agent.apps.schema import ElementSelector, PopupRule
 from mobile_agent.apps.selectors import find
 from mobile_agent.screen.viewtree import Element, ViewTree, visible
 
@@ -69,6 +72,48 @@ def try_rule(rule: PopupRule, tree: ViewTree, facts: ScreenFacts) -> RuleOutcome
         return RuleOutcome(rule, target, Action.tap(x, y), "matched; tap at position")
     centre = target.bounds.centre
     return RuleOutcome(rule, target, Action.tap(centre.x, centre.y), "matched; tap the target's centre")
+
+
+def rule_needs(rule: PopupRule) -> tuple[Need, ...]:
+    """What a screen must contain for the rule to fire (see apps/query/needs.py): its target and, when it taps
+    another element, that element."""
+    needs: list[Need] = []
+    if rule.match is not None:
+        for chosen in (rule.match, *rule.also):
+            needs.extend(_element_needs(chosen))
+    else:
+        for text in rule.selector:
+            needs.extend(_text_needs(text))
+        if rule.any_selector:
+            needs.extend(one_of(_text_needs(text) for text in rule.any_selector))
+    if rule.dismiss.press != "back" and isinstance(rule.dismiss.tap, ElementSelector):
+        needs.extend(_element_needs(rule.dismiss.tap))
+    return tuple(dict.fromkeys(needs))
+
+
+def _text_needs(text: str) -> tuple[Need, ...]:
+    try:
+        return selector_needs(parse_selector(text))
+    except SelectorError:
+        return ()
+
+
+def _element_needs(s: ElementSelector) -> list[Need]:
+    """An exact field (any of a list) must occur on the screen; an empty value in the list could match anything."""
+    needs: list[Need] = []
+    for field, values in (("text", s.text), ("desc", s.content_desc), ("id", s.resource_id)):
+        if values and all(values):
+            needs.append(frozenset((field, "in", value) for value in values))  # type: ignore[misc]
+    for field, pattern in (
+        ("text", s.text_pattern),
+        ("desc", s.content_desc_pattern),
+        ("id", s.resource_id_pattern),
+    ):
+        if pattern:
+            needs.extend(pattern_need(field, pattern))  # type: ignore[arg-type]
+    if s.class_name:
+        needs.append(frozenset({("class", "in", s.class_name)}))
+    return needs
 
 
 def _target(rule: PopupRule, tree: ViewTree) -> Element | str:

@@ -14,7 +14,8 @@ from pathlib import Path
 from mobile_agent.actions import Action, ActionKind
 from mobile_agent.apps.gkd_import import GkdImport, load_subscription
 from mobile_agent.apps.names import NameIndex, normalise
-from mobile_agent.apps.popups import ScreenFacts, try_rule
+from mobile_agent.apps.popups import ScreenFacts, rule_needs, try_rule
+from mobile_agent.apps.query.needs import Need, ScreenWords
 from mobile_agent.apps.schema import AppManifest, ConsequentialRule, PopupRule, SharedRules
 from mobile_agent.apps.selectors import any_element, rule_holds
 from mobile_agent.apps.yamlsrc import LineMappedDoc, load_yaml, validate
@@ -168,6 +169,7 @@ class AppRegistry:
         self._imported: dict[str, list[PopupRule]] = {}
         self._imported_shared: list[PopupRule] = []
         self._subscriptions: list[GkdImport] = []
+        self._popup_plans: dict[str, list[tuple[str | None, PopupRule, tuple[Need, ...]]]] = {}
         self._by_package: dict[str, str] = {}
         self._names = NameIndex()
         for m in (
@@ -362,6 +364,7 @@ class AppRegistry:
             merged.setdefault(pkg, []).extend(rules)
         copy._imported = merged
         copy._imported_shared = [*self._imported_shared, *shared]
+        copy._popup_plans = {}
         return copy
 
     def match_popup(
@@ -396,7 +399,11 @@ class AppRegistry:
         if tree is None:
             return
         facts = ScreenFacts(package, activity, last_rule)
-        for app_id, rule in self.popup_rules(package):
+        # explaining tries every rule, to say why each did not fire
+        words = ScreenWords.of(tree) if stop else None
+        for app_id, rule, needs in self._popup_plan(package):
+            if words is not None and not words.satisfy(needs):
+                continue  # the screen lacks a text / id the rule needs: it cannot fire here
             outcome = try_rule(rule, tree, facts)
             reason = outcome.reason
             action = outcome.action
@@ -407,6 +414,14 @@ class AppRegistry:
             yield PopupMatch(rule=rule, action=action, app_id=app_id, element=outcome.element, reason=reason)
             if stop and action is not None:
                 return
+
+    def _popup_plan(self, package: str) -> list[tuple[str | None, PopupRule, tuple[Need, ...]]]:
+        """The package's rules in order with what each needs on screen, worked out once per package."""
+        plan = self._popup_plans.get(package)
+        if plan is None:
+            plan = [(app_id, rule, rule_needs(rule)) for app_id, rule in self.popup_rules(package)]
+            self._popup_plans[package] = plan
+        return plan
 
     def consequential(self, package: str) -> list[ConsequentialRule]:
         """The app's consequential rules followed by the shared ones."""

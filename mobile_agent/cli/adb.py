@@ -98,6 +98,4 @@ def adb_command(
     raise typer.Exit(completed.returncode)
 
 
-ADB_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
-
-__all__ = ["ADB_CONTEXT", "adb_command", "command_of", "split_server"]
+__all__ = ["adb_command", "command_of", "split_server"]

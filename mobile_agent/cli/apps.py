@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import typer
@@ -11,10 +10,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mobile_agent.apps.gkd_import import GkdImport, load_subscription
-from mobile_agent.apps.registry import APPS_DIR_ENV, POPUP_RULES_ENV, AppRegistry, PopupMatch, load_registry
+from mobile_agent.apps.registry import APPS_DIR_ENV, AppRegistry, PopupMatch, load_registry
 from mobile_agent.apps.schema import CATEGORIES, AppManifest
 from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
+from mobile_agent.cli.popup_rules import POPUP_RULES_HELP, use_popup_rules
 from mobile_agent.errors import UserError
 from mobile_agent.screen.viewtree import ViewTree
 
@@ -30,27 +29,6 @@ APPS_DIR_OPTION = typer.Option(
     envvar=APPS_DIR_ENV,
     help="A folder of extra manifests (overrides shipped ones by id).",
 )
-POPUP_RULES_HELP = "A GKD subscription file (JSON5) whose rules join the manifests' popup rules (repeatable)."
-
-
-def use_popup_rules(paths: list[str], *, quiet: bool = False) -> list[GkdImport]:
-    """Import the subscriptions now (a bad file is a one-line error before anything runs) and hand them on to
-    every registry this process loads (through $MOBILE_AGENT_POPUP_RULES)."""
-    imports = [load_subscription(p) for p in paths]
-    if paths:
-        os.environ[POPUP_RULES_ENV] = os.pathsep.join(str(Path(p).expanduser().resolve()) for p in paths)
-    if not quiet:
-        for imported in imports:
-            typer.echo(import_report(imported), err=True)
-    return imports
-
-
-def import_report(imported: GkdImport, limit: int = 20) -> str:
-    lines = [imported.summary()]
-    lines += [f"  skipped {s.key}: {s.reason}" for s in imported.skipped[:limit]]
-    if len(imported.skipped) > limit:
-        lines.append(f"  ... and {len(imported.skipped) - limit} more (--json lists them all)")
-    return "\n".join(lines)
 
 
 @apps_app.command("list")

@@ -83,6 +83,7 @@ def demo_command(
     ),
 ) -> None:
     """Run a sample task end to end on a simulated phone with the simulated model (no hardware needed)."""
+    load_scenario(scenario)  # a wrong name is one line before anything else is printed
     console.print(
         f"[dim]starting a simulated phone (scenario {scenario}) and the simulated {family} model...[/]"
     )

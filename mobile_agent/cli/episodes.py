@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -11,8 +11,10 @@ from rich.table import Table
 
 from mobile_agent.cli.terminal import shown
 from mobile_agent.errors import UserError
-from mobile_agent.store.records import EpisodeInfo
-from mobile_agent.store.store import TrajectoryStore
+
+if TYPE_CHECKING:
+    from mobile_agent.store.records import EpisodeInfo
+    from mobile_agent.store.store import TrajectoryStore
 
 console = Console()
 DB_HELP = "SQLAlchemy URL of the store (default: MOBILE_AGENT_DB, the config file, else ./replays)."
@@ -51,6 +53,8 @@ def episodes_command(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """List recent episodes."""
+    from mobile_agent.store.store import TrajectoryStore
+
     with TrajectoryStore.open(db) as store:
         if run_id is not None:
             run_id = _run_matching(store, run_id)
@@ -78,6 +82,8 @@ def show_command(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Print one episode step by step, with the full path of every screenshot."""
+    from mobile_agent.store.store import TrajectoryStore
+
     with TrajectoryStore.open(db) as store:
         e = store.episode(episode)
         steps = store.steps(e.id)

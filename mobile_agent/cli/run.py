@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from mobile_agent.agent.config import AgentConfig, NoUser
-from mobile_agent.agent.runtime import run_task
-from mobile_agent.cli.apps import POPUP_RULES_HELP, use_popup_rules
-from mobile_agent.cli.episodes import print_json
+from mobile_agent.cli.gc_hold import CollectorHold
+from mobile_agent.cli.popup_rules import POPUP_RULES_HELP, use_popup_rules
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
 from mobile_agent.cli.terminal import TerminalUser, print_outcome, print_step
 from mobile_agent.errors import MobileAgentError, UserError
-from mobile_agent.model.base import PromptOptions
-from mobile_agent.model.client import ModelClient
-from mobile_agent.store.store import TrajectoryStore
-from mobile_agent.verify.labels import Critic
+
+if TYPE_CHECKING:
+    from mobile_agent.verify.labels import Critic
 
 
 def critic_from_options(url: str | None, model: str | None, reasks: int, fail_closed: bool) -> Critic | None:
     """The critic the --critic options describe (None without --critic); the model defaults to the first served."""
     if not url:
         return None
+    from mobile_agent.model.client import ModelClient
+    from mobile_agent.verify.labels import Critic
+
     if model is None:
         try:
             served = ModelClient([url], "probe", timeout=15.0, max_retries=1).list_models()
@@ -59,6 +61,12 @@ def run_command(
         min=0,
         help="Of those, how many keep their screenshot (bytes per step grow with it).",
     ),
+    history_scale: float | None = typer.Option(
+        None, "--history-scale", help="Sides of history screenshots times this (0-1; default 1: as seen)."
+    ),
+    history_quality: int | None = typer.Option(
+        None, "--history-quality", help="JPEG quality of history screenshots (1-95; default: the family's)."
+    ),
     db: str | None = typer.Option(
         None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
     ),
@@ -93,6 +101,12 @@ def run_command(
     force: bool = typer.Option(
         False, "--force", help="Take the phone over even while another live run or worker holds it."
     ),
+    stop_u2_server: bool = typer.Option(
+        False,
+        "--stop-u2-server",
+        help="Stop the phone's uiautomator2 server when the run ends (it keeps running otherwise: the next run "
+        "on the phone reuses it).",
+    ),
     as_json: bool = typer.Option(
         False,
         "--json",
@@ -100,57 +114,71 @@ def run_command(
     ),
 ) -> None:
     """Run one task on one phone and record every step."""
-    config = AgentConfig(
-        max_steps=max_steps,
-        timeout_s=timeout,
-        step_timeout_s=step_timeout,
-        popup_rules=not no_popup_rules,
-        prompt=PromptOptions(max_history_turns=history_turns, history_images=history_images),
-    )
-    use_popup_rules(popup_rules)  # a bad subscription is a one-line error before the phone is touched
-    user = NoUser() if non_interactive else TerminalUser()
-    safety = policy_from_options(policy, allow, deny)
-    reviewer = critic_from_options(critic, critic_model, critic_reasks, critic_fail_closed)
-    from mobile_agent.settings.values import load_settings
+    with CollectorHold() as hold:  # start-up's objects live on; collecting them cost ~0.1 s before step one
+        from mobile_agent.agent.config import AgentConfig, NoUser
+        from mobile_agent.agent.runtime import run_task
+        from mobile_agent.model.base import PromptOptions
+        from mobile_agent.settings.values import load_settings
+        from mobile_agent.store.store import TrajectoryStore
 
-    store = TrajectoryStore.open(load_settings(db=db).db)  # ours, so we can say where the trajectory is
-    try:
-        result = run_task(
-            task,
-            device=device,
-            adb=adb,
-            base_url=base_url,
-            model=model,
-            family=family,
-            db=db,
-            apps_dir=apps_dir,
-            config=config,
-            user=user,
-            on_step=None if as_json else print_step,
-            safety=safety,
-            critic=reviewer,
-            force=force,
-            store=store,
+        frames = load_settings(history_scale=history_scale, history_quality=history_quality)
+        config = AgentConfig(
+            max_steps=max_steps,
+            timeout_s=timeout,
+            step_timeout_s=step_timeout,
+            popup_rules=not no_popup_rules,
+            prompt=PromptOptions(
+                max_history_turns=history_turns,
+                history_images=history_images,
+                history_image_scale=frames.history_scale,
+                history_image_quality=frames.history_quality,
+            ),
         )
-        location, serial = store.describe_location(), store.episode(result.episode_id).device
-    finally:
-        store.close()
-    if as_json:
-        print_json(
-            {
-                "episode_id": result.episode_id,
-                "device": serial,
-                "outcome": str(result.outcome),
-                "ok": result.ok,
-                "steps": result.steps,
-                "answer": result.answer,
-                "detail": result.detail,
-                "store": location,
-            }
-        )
-    else:
-        print_outcome(result, location)
-    raise typer.Exit(0 if result.ok else 1)
+        use_popup_rules(popup_rules)  # a bad subscription is a one-line error before the phone is touched
+        user = NoUser() if non_interactive else TerminalUser()
+        safety = policy_from_options(policy, allow, deny)
+        reviewer = critic_from_options(critic, critic_model, critic_reasks, critic_fail_closed)
+        store = TrajectoryStore.open(load_settings(db=db).db)  # ours, so we can say where the trajectory is
+        try:
+            result = run_task(
+                task,
+                device=device,
+                adb=adb,
+                base_url=base_url,
+                model=model,
+                family=family,
+                db=db,
+                apps_dir=apps_dir,
+                config=config,
+                user=user,
+                on_step=hold.released_by(None if as_json else print_step),
+                safety=safety,
+                critic=reviewer,
+                force=force,
+                store=store,
+                stop_u2_server=stop_u2_server,
+            )
+            location, serial = store.describe_location(), store.episode(result.episode_id).device
+        finally:
+            store.close()
+        if as_json:
+            from mobile_agent.cli.episodes import print_json
+
+            print_json(
+                {
+                    "episode_id": result.episode_id,
+                    "device": serial,
+                    "outcome": str(result.outcome),
+                    "ok": result.ok,
+                    "steps": result.steps,
+                    "answer": result.answer,
+                    "detail": result.detail,
+                    "store": location,
+                }
+            )
+        else:
+            print_outcome(result, location)
+        raise typer.Exit(0 if result.ok else 1)
 
 
 __all__ = ["critic_from_options", "run_command"]

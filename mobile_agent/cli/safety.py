@@ -6,16 +6,15 @@ cli/app.py mounts ``resume_command`` as ``resume``; `run` (cli/run.py) and `resu
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from mobile_agent.agent.config import NoUser, StepEvent
-from mobile_agent.agent.runtime import resume_episode
-from mobile_agent.agent.safety import SafetyPolicy, parse_policy
-from mobile_agent.cli.terminal import TerminalUser, printable, shown
+from mobile_agent.cli.terminal import TerminalUser, console, printable, shown
 
-console = Console()
+if TYPE_CHECKING:
+    from mobile_agent.agent.config import StepEvent
+    from mobile_agent.agent.safety import SafetyPolicy
 
 POLICY_HELP = (
     "Safety policy: ask|deny|allow for every consequential kind, or KIND=ACTION, KIND@APP=ACTION "
@@ -33,6 +32,8 @@ def policy_from_options(
     """The policy the options describe, or None when none was given (the library default: ask)."""
     if not (policy or allow or deny):
         return None
+    from mobile_agent.agent.safety import parse_policy
+
     return parse_policy(policy or [], allow=allow or [], deny=deny or [])
 
 
@@ -40,7 +41,7 @@ def _print_step(event: StepEvent) -> None:
     what = event.action.describe() if event.action else (event.error or "(no action)")
     source = "" if event.source == "model" else f"[magenta]({shown(str(event.source))})[/] "
     thought = printable(event.thought or "").replace("\n", " ")[:80]
-    console.print(f"[bold]{event.index:>3}[/] {source}{shown(what)}  [dim]{escape(thought)}[/]")
+    console.print(f"[bold]{event.index:>3}[/] {source}{shown(what)}  [dim]{shown(thought)}[/]")
 
 
 def resume_command(
@@ -73,6 +74,9 @@ def resume_command(
     ),
 ) -> None:
     """Continue a paused (needs_user) episode after a person acted on the phone or answered its question."""
+    from mobile_agent.agent.config import NoUser
+    from mobile_agent.agent.runtime import resume_episode
+
     result = resume_episode(
         episode,
         reply=reply,

@@ -1,4 +1,5 @@
-"""`mobile-agent sim up`: start simulated phones, register them with an adb server, run until Ctrl-C.
+"""`mobile-agent sim up|model|judge`: the `sim` group, and `sim up`, which starts simulated phones, registers them
+with an adb server and runs until Ctrl-C.
 
 Standard output carries one serial per line and nothing else (scripts read it); status goes to standard error.
 """
@@ -12,7 +13,37 @@ from contextlib import contextmanager
 
 import typer
 
-from mobile_agent.sim.farm import SimFarm
+from mobile_agent.cli.lazy import Lazy, LazyGroup
+
+
+class SimCommands(LazyGroup):
+    entries = (
+        Lazy(
+            "up",
+            "mobile_agent.cli.sim:up_command",
+            "Start simulated phones and connect them to an adb server.",
+            help="Start simulated phones and connect them to an adb server.",
+        ),
+        Lazy(
+            "model",
+            "mobile_agent.cli.sim_model:model_command",
+            "Serve the simulated model (OpenAI-compatible) on loopback.",
+            help="Serve the simulated model (OpenAI-compatible) on loopback.",
+        ),
+        Lazy(
+            "judge",
+            "mobile_agent.cli.sim_judge:judge_command",
+            "Serve a scripted judge (OpenAI-compatible) on loopback, for verify --judge.",
+            help="Serve a scripted judge (OpenAI-compatible) on loopback, for verify --judge.",
+        ),
+    )
+
+
+sim_app = typer.Typer(
+    cls=SimCommands,
+    help="Simulated phones and a simulated model endpoint, for tests and demos.",
+    no_args_is_help=True,
+)
 
 
 @contextmanager
@@ -42,6 +73,8 @@ def up_command(
     ),
 ) -> None:
     """Start simulated phones and connect them to an adb server; Ctrl-C disconnects and stops them."""
+    from mobile_agent.sim.farm import SimFarm
+
     stop = threading.Event()
     with _sigterm_as_interrupt():
         try:

@@ -77,6 +77,7 @@ class AdbServerClient(adbutils.AdbClient):
         super().__init__(host=host, port=port)
         self.read_timeout = read_timeout
         self.deadline: Deadline | None = None
+        self._server_version: int | None = None
 
     def make_connection(self, timeout: float | None = None) -> adbutils.AdbConnection:
         try:
@@ -88,6 +89,13 @@ class AdbServerClient(adbutils.AdbClient):
             cap = self.deadline.bound(cap)
         conn.conn.settimeout(max(MIN_READ_TIMEOUT, cap))
         return conn
+
+    def server_version(self) -> int:
+        # adbutils asks before every transport it opens to a phone by serial (one more connection to the server
+        # per shell command or u2 request); a running server's version does not change, so it is asked once.
+        if self._server_version is None:
+            self._server_version = super().server_version()
+        return self._server_version
 
 
 def adb_server_client(host: str, port: int, *, read_timeout: float = READ_TIMEOUT) -> AdbServerClient:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import base64
 import io
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import adbutils
@@ -24,7 +24,11 @@ import uiautomator2.exceptions as u2err
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Key, Size
+from mobile_agent.device import u2_batch, u2_server
 from mobile_agent.device.adb_server import AdbServerClient, adb_command, adb_server_client, check_reachable
+from mobile_agent.device.foreground import Foreground, ForegroundMemory
+from mobile_agent.device.frames import SettleOptions, compare_until_same, is_black
+from mobile_agent.device.text_input import TextInput
 from mobile_agent.errors import (
     AdbServerUnreachable,
     DeadlineExceeded,
@@ -36,7 +40,7 @@ from mobile_agent.errors import (
     U2AlreadyRegistered,
     UserError,
 )
-from mobile_agent.screen.imagehash import dhash, distance
+from mobile_agent.screen.imagehash import dhash
 from mobile_agent.waits.deadlines import Abandoned, Deadline, call_within
 
 log = logging.getLogger(__name__)
@@ -52,7 +56,11 @@ KEY_NAMES = {Key.BACK: "back", Key.HOME: "home", Key.ENTER: "enter", Key.RECENT:
 
 @dataclass(frozen=True)
 class Observation:
-    """What the phone shows at one moment. ``screenshot`` is JPEG bytes at device resolution."""
+    """What the phone shows at one moment. ``screenshot`` is JPEG bytes (at ``image_size`` when the phone scaled it).
+
+    ``package`` / ``activity``: the foreground as the phone reported it for this screen's windows — read this step
+    when ``foreground_read``, else carried from an earlier step whose view tree had the same window skeleton (see
+    device/foreground.py)."""
 
     screenshot: bytes
     size: Size
@@ -62,29 +70,23 @@ class Observation:
     screenshot_ms: float
     secure: bool
     image_size: Size | None = None  # of ``screenshot``, when the phone scaled it
+    foreground_read: bool = True
 
     def image(self) -> Image.Image:
         return Image.open(io.BytesIO(self.screenshot))
 
 
 @dataclass(frozen=True)
-class SettleOptions:
-    timeout: float = 2.0  # never wait longer than this for the screen to stop changing
-    grace: float = 0.3  # how long an unchanged screen may take to start changing after an action
-    same_within: int = 2  # frames whose dHashes differ in at most this many of 256 bits are the same screen
-    reuse_within: float = 1.0  # the settled frame serves as the next observation if it is younger than this
-
-
-@dataclass(frozen=True)
 class _Settled:
-    """The frame settling ended on, with the view tree read at the same moment (in the background): the next
-    observation uses them instead of asking the phone again. (The foreground app is read afresh: that read also
-    tells that the phone is still there.)"""
+    """The frame settling ended on, with the view tree read at the same moment: the next observation uses them
+    instead of asking the phone again (and reads the foreground only when the tree's windows changed)."""
 
     jpeg: bytes
     scale: float
     at: float  # monotonic
     hierarchy: Future[str] | None
+    # the foreground for the tree's windows, and whether it was read afresh (see _foreground_for)
+    foreground: Future[tuple[Foreground, bool]] | None = None
 
 
 @dataclass(frozen=True)
@@ -176,8 +178,16 @@ class AndroidDevice:
         self._frame_scale = 1.0  # the scale observations are taken at; settling polls at the same scale
         self._settled: _Settled | None = None
         self._idle_signal: bool | None = None  # the u2 server answers waitForIdle (None: not asked yet)
+        self._batches: bool | None = None  # the u2 server answers JSON-RPC batches (None: not asked yet)
+        o = self.settle_options
+        self._server = u2_server.ServerSetup(int(o.timeout * 1000))  # its dumps wait for idle
+        self._foreground = ForegroundMemory()
+        self._text = TextInput(serial, ADB_KEYBOARD, self._shell, self._rpc)
         self._background = ThreadPoolExecutor(max_workers=2, thread_name_prefix=f"prefetch-{serial}")
         self.prefetch_hierarchy = False  # settling also reads the view tree (the loop's popup rules need it)
+        # for a package: whether its activity is read afresh every step (its popup rules name activities)
+        self.needs_activity: Callable[[str], bool] | None = None
+        self.keep_server = True  # start the u2 server detached, so that the next run reuses it
         self.deadline: Deadline | None = None
 
     def set_deadline(self, deadline: Deadline | None) -> None:
@@ -200,8 +210,30 @@ class AndroidDevice:
             with self._lock:
                 if self._u2 is None:
                     self.check_state()
-                    self._u2 = self._guard(lambda: uiautomator2.connect(self.adb), "the uiautomator2 connect")
+                    if self.keep_server:
+                        self._start_server()
+                    u2 = self._guard(lambda: uiautomator2.connect(self.adb), "the uiautomator2 connect")
+                    self._configure_server(u2)
+                    self._u2 = u2
         return self._u2
+
+    def _start_server(self) -> None:
+        try:
+            self._guard(lambda: u2_server.start_detached(self.adb, self.serial), "starting the u2 server")
+        except u2_server.ServerNotStarted as exc:  # uiautomator2's connect then starts one of its own
+            log.warning("phone %s: the detached u2 server did not start (%s)", self.serial, exc)
+
+    def _configure_server(self, u2: uiautomator2.Device) -> None:
+        self._server.apply(u2, lambda call: self._guard(call, "setConfigurator"))
+
+    def stop_server(self) -> bool:
+        """Stop the phone's u2 server (it keeps running between runs otherwise). True when one was running."""
+        self._u2 = None
+        try:
+            return self._bounded(lambda: u2_server.stop(self.adb), "stopping the uiautomator2 server")
+        except DeviceError as exc:  # a phone that is gone has no server to stop
+            log.warning("phone %s: %s", self.serial, exc.one_line())
+            return False
 
     def check_state(self) -> None:
         try:
@@ -293,11 +325,17 @@ class AndroidDevice:
             )
         return DeviceError(f"phone {self.serial}: {type(exc).__name__}: {exc}")
 
+    def _rpc_timeout(self, timeout: float) -> float:
+        return max(0.1, self.deadline.bound(timeout)) if self.deadline is not None else timeout
+
     def _rpc(self, method: str, *params: Any, timeout: float = RPC_TIMEOUT) -> Any:
         u2 = self.u2  # outside the helper thread: the first connect takes the lock this thread may hold
-        if self.deadline is not None:
-            timeout = max(0.1, self.deadline.bound(timeout))
-        return self._guard(lambda: getattr(u2.jsonrpc, method)(*params, http_timeout=timeout), method)
+        timeout = self._rpc_timeout(timeout)
+        result = self._guard(lambda: getattr(u2.jsonrpc, method)(*params, http_timeout=timeout), method)
+        if self._server.lost(u2):
+            log.info("phone %s: u2 restarted its server; setting it up again", self.serial)
+            self._configure_server(u2)
+        return result
 
     # ----- observe ----------------------------------------------------------------------------------------------
     def screen_size(self, *, refresh: bool = False) -> Size:
@@ -336,11 +374,13 @@ class AndroidDevice:
             self._frame_scale = scale
             fresh = self._fresh_settled(scale)
             self._settled = None
-            foreground = None
+            job = fresh.foreground if fresh is not None else None
+            if job is None:  # no tree at hand: read it, while the frame is taken
+                job = self._background.submit(self._foreground_for, None)
             if fresh is not None:
                 jpeg = fresh.jpeg  # the frame settling ended on: nothing has happened since
+                self.check_state()  # the phone may be asked nothing now: the adb server says it is still there
             else:
-                foreground = self._background.submit(self.foreground)  # read while the frame is taken
                 jpeg = self.screenshot_jpeg(scale)
             shot_ms = (time.perf_counter() - started) * 1000
             image_size = Size(*Image.open(io.BytesIO(jpeg)).size)
@@ -348,11 +388,14 @@ class AndroidDevice:
             if (image_size.width > image_size.height) != (size.width > size.height):
                 size = self.screen_size(refresh=True)  # the phone was rotated
             try:
-                package, activity = foreground.result() if foreground is not None else self.foreground()
+                foreground, read = job.result()
             except (DeviceLost, AdbServerUnreachable):
                 raise
             except DeviceError:
-                package, activity = "", ""
+                foreground, read = Foreground("", "", None), True
+            if read:
+                self._foreground.remember(foreground.package, foreground.activity, foreground.windows)
+            package, activity = foreground.package, foreground.activity
             return Observation(
                 screenshot=jpeg,
                 size=size,
@@ -362,6 +405,7 @@ class AndroidDevice:
                 screenshot_ms=shot_ms,
                 secure=is_black(jpeg),
                 image_size=image_size,
+                foreground_read=read,
             )
 
     def _fresh_settled(self, scale: float) -> _Settled | None:
@@ -374,14 +418,11 @@ class AndroidDevice:
         return self._rpc("dumpWindowHierarchy", False, 50)
 
     def settled_hierarchy(self, scale: float) -> Future[str] | None:
-        """The view tree read together with the settled frame the next observation at ``scale`` will use (taken
-        once), or None when there is none."""
+        """The view tree read together with the settled frame the next observation at ``scale`` will use, or None
+        when there is none. (The observation compares its windows with the last foreground read's.)"""
         with self._lock:
             fresh = self._fresh_settled(scale)
-            if fresh is None or fresh.hierarchy is None:
-                return None
-            self._settled = _Settled(fresh.jpeg, fresh.scale, fresh.at, None)
-            return fresh.hierarchy
+            return fresh.hierarchy if fresh is not None else None
 
     def installed_packages(self) -> set[str]:
         return set(self._guard(lambda: self.adb.list_packages(), "the package list"))
@@ -443,43 +484,11 @@ class AndroidDevice:
 
     # ----- text -------------------------------------------------------------------------------------------------
     def type_text(self, text: str) -> None:
-        """Type into the focused field, through the AdbKeyboard IME, restoring the user's IME afterwards."""
-        previous = self.current_ime()
-        if ADB_KEYBOARD not in self.ime_list():
-            self._type_by_clipboard(text)
-            return
-        try:
-            if previous != ADB_KEYBOARD:
-                self._shell(["ime", "enable", ADB_KEYBOARD])
-                self._shell(["ime", "set", ADB_KEYBOARD])
-            encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-            out = self._shell(["am", "broadcast", "-a", "ADB_KEYBOARD_INPUT_TEXT", "--es", "text", encoded])
-            if not re.search(r"result=-1\b", out):
-                raise DeviceError(
-                    f"phone {self.serial}: the AdbKeyboard did not accept the text ({out.strip()!r})"
-                )
-        finally:
-            if previous and previous != ADB_KEYBOARD:
-                self._shell(["ime", "set", previous])
-
-    def _type_by_clipboard(self, text: str) -> None:
-        """What u2's own send_keys does without the AdbKeyboard; the user's clipboard is put back afterwards."""
-        saved = self._rpc("getClipboard")
-        self._rpc("setClipboard", None, text)
-        if self._rpc("getClipboard") != text:
-            raise DeviceError(
-                f"phone {self.serial}: setting the clipboard failed", "install the AdbKeyboard IME"
-            )
-        self._rpc("pasteClipboard")
-        if saved is not None:
-            self._rpc("setClipboard", None, saved)
-
-    def current_ime(self) -> str:
-        out = self._shell(["settings", "get", "secure", "default_input_method"]).strip()
-        return "" if out == "null" else out
+        """Type into the focused field (device/text_input.py), restoring the user's IME and clipboard."""
+        self._text.type(text)
 
     def ime_list(self) -> list[str]:
-        return [line.strip() for line in self._shell(["ime", "list", "-s"]).splitlines() if line.strip()]
+        return self._text.ime_list()
 
     def _shell(self, args: list[str]) -> str:
         return self._guard(lambda: self.adb.shell(args), f"`{args[0]}`")
@@ -487,25 +496,78 @@ class AndroidDevice:
     # ----- settle -----------------------------------------------------------------------------------------------
     def settle(self, before: int | None = None) -> tuple[float, bool]:
         """Wait until the screen is idle and keep the first frame after that: it serves as the next observation,
-        with the view tree (when ``prefetch_hierarchy``) and the foreground app read at the same time.
+        with the view tree (when ``prefetch_hierarchy``) read at the same moment.
 
-        When the phone can tell (the u2 server's waitForIdle), one frame after its idle signal; otherwise poll
-        frames until two in a row show the same screen (and it differs from ``before``, the dHash of the frame the
-        action was chosen on, or the grace time passed).
+        When the phone can tell: wait for idle and take the frame in one request (device/u2_batch.py), while the
+        view tree is dumped on a second connection — the server's dump waits for idle itself once set up (see
+        _configure_server), so both describe the idle screen and neither waits for the other. Otherwise — no idle
+        signal, or the screen still moving when the wait ran out — poll frames until two in a row show the same
+        screen (and it differs from ``before``, the dHash of the frame the action was chosen on, or the grace time
+        passed).
 
         Returns (milliseconds waited, whether the screen settled within the bound).
         """
         started = time.perf_counter()
-        if self._idle_signal is not False and self._wait_idle(self.settle_options.timeout):
-            frame, settled = self._settled_frame(), True
-        else:
-            frame, settled = self._compare_frames(before, started)
-            self._settled = self._with_background(frame)
+        timeout = self.settle_options.timeout
+        if self._idle_signal is not False:
+            early = self.prefetch_hierarchy and self._server.dump_waits_idle
+            tree = self._background.submit(self._idle_dump) if early else None
+            frame = self._idle_frame(timeout)
+            if frame is not None:
+                if tree is None and self.prefetch_hierarchy:
+                    tree = self._background.submit(self.hierarchy)  # a server whose dump does not wait: after
+                self._settled = self._settled_with(frame, tree)
+                return (time.perf_counter() - started) * 1000, True
+        shoot = partial(self.screenshot_jpeg, self._frame_scale)
+        frame, settled = compare_until_same(shoot, before, started, self.settle_options)
+        tree = self._background.submit(self.hierarchy) if self.prefetch_hierarchy else None
+        self._settled = self._settled_with(frame, tree)
         return (time.perf_counter() - started) * 1000, settled
+
+    def _idle_frame(self, timeout: float) -> bytes | None:
+        """The first frame once the phone says its screen is idle; None when it was not idle within ``timeout``
+        or cannot tell (then it is not asked again)."""
+        started = time.perf_counter()
+        scale = self._frame_scale
+        if self._batches is not False:
+            self.u2  # noqa: B018 - connected (and the server set up) before it is asked directly
+            wait = u2_batch.Call("waitForIdle", (int(timeout * 1000),))
+            calls = [wait, u2_batch.Call("takeScreenshot", (scale, 80))]
+            try:
+                _, data = self._guard(
+                    lambda: u2_batch.call_batch(self.adb, calls, self._rpc_timeout(timeout + 5)),
+                    "waitForIdle",
+                )
+            except u2_batch.BatchUnsupported:
+                self._batches = False
+            except u2_batch.BatchCallFailed as exc:
+                if exc.error.get("code") == -32601:
+                    self._idle_signal = False
+                    return None
+            except (DeviceLost, AdbServerUnreachable, DeadlineExceeded):
+                raise
+            except DeviceError:
+                pass  # asked one call at a time below, through u2, which restarts a server it finds dead
+            else:
+                self._batches = self._idle_signal = True
+                if time.perf_counter() - started >= timeout:  # the void waitForIdle ran out, or it was idle
+                    return None
+                return base64.b64decode(data) if data else self.screenshot_jpeg(scale)
+        if not self._wait_idle(timeout):
+            return None
+        return self.screenshot_jpeg(scale)
+
+    def _idle_dump(self) -> str:
+        """The view tree of the idle screen. A dump on a server u2 restarted meanwhile did not wait for idle: it
+        is set up again (by _rpc) and the tree read once more."""
+        configured = self._server.launch
+        tree = self.hierarchy()
+        return tree if self._server.launch is configured else self.hierarchy()
 
     def _wait_idle(self, timeout: float) -> bool:
         """True when the phone says its screen is idle within ``timeout``. A u2 server without waitForIdle is not
         asked again (settling compares frames instead)."""
+        started = time.perf_counter()
         try:
             idle = self._rpc("waitForIdle", int(timeout * 1000), timeout=timeout + 5)
         except DeviceError as exc:
@@ -514,45 +576,16 @@ class AndroidDevice:
                 return False
             raise
         self._idle_signal = True
+        if idle is None:  # the u2.jar's waitForIdle is void: it returned at idle, or when the timeout ran out
+            return time.perf_counter() - started < timeout
         return bool(idle)
 
-    def _settled_frame(self) -> bytes:
-        """The frame after the idle signal, taken while the view tree is read."""
-        hierarchy = self._background.submit(self.hierarchy) if self.prefetch_hierarchy else None
-        frame = self.screenshot_jpeg(self._frame_scale)
-        self._settled = _Settled(frame, self._frame_scale, time.monotonic(), hierarchy)
-        return frame
+    def _settled_with(self, frame: bytes, tree: Future[str] | None) -> _Settled:
+        job = self._background.submit(self._foreground_for, tree)
+        wait(
+            [job]
+        )  # the next observation waits for it anyway; this way the read belongs to the step that moved
+        return _Settled(frame, self._frame_scale, time.monotonic(), tree, job)
 
-    def _with_background(self, frame: bytes) -> _Settled:
-        hierarchy = self._background.submit(self.hierarchy) if self.prefetch_hierarchy else None
-        return _Settled(frame, self._frame_scale, time.monotonic(), hierarchy)
-
-    def _compare_frames(self, before: int | None, started: float) -> tuple[bytes, bool]:
-        o = self.settle_options
-        frame = self.screenshot_jpeg(self._frame_scale)
-        previous = dhash(frame)
-        settled = False
-        while True:
-            elapsed = time.perf_counter() - started
-            if elapsed >= o.timeout:
-                break
-            frame = self.screenshot_jpeg(self._frame_scale)
-            current = dhash(frame)
-            changed = before is None or distance(current, before) > o.same_within
-            if distance(current, previous) <= o.same_within and (changed or elapsed >= o.grace):
-                settled = True
-                break
-            previous = current
-        return frame, settled
-
-
-def is_black(jpeg: bytes, threshold: int = 8) -> bool:
-    """An all-black frame: what Android returns for a FLAG_SECURE window (payment, password).
-
-    JPEG draft mode decodes at 1/8 scale, so the check costs a fraction of a full decode.
-    """
-    img = Image.open(io.BytesIO(jpeg))
-    if img.format == "JPEG":
-        img.draft("L", (max(1, img.width // 8), max(1, img.height // 8)))
-    _, hi = img.convert("L").getextrema()
-    return hi <= threshold
+    def _foreground_for(self, tree: Future[str] | None) -> tuple[Foreground, bool]:
+        return self._foreground.for_tree(tree, self.needs_activity, self.foreground)

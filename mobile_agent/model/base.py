@@ -12,14 +12,22 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Point, Size
-from mobile_agent.model.images import Geometry, ImagePolicy, PreparedImage, prepare_image, smart_resize
+from mobile_agent.model.images import (
+    Geometry,
+    ImagePolicy,
+    PreparedImage,
+    history_frame,
+    jpeg_data_url,
+    prepare_image,
+    smart_resize,
+)
 from mobile_agent.model.syntax import fail
 
 
@@ -34,15 +42,26 @@ NORMALIZED_EXTENT = 1000
 
 @dataclass(frozen=True)
 class PromptOptions:
-    """Bounds on the history sent with each step, and small extras some families use."""
+    """Bounds on the history sent with each step, and small extras some families use.
+
+    ``history_image_scale`` < 1 and ``history_image_quality`` send cheaper history screenshots (smaller sides, a
+    lower JPEG quality) than the current one; the defaults send them as the model saw them, as families are trained.
+    """
 
     max_history_turns: int = 8
     history_images: int = 2
     current_app: str | None = None
+    history_image_scale: float = 1.0
+    history_image_quality: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_history_turns < 0 or self.history_images < 0:
             raise ValueError("history bounds must not be negative")
+        if not 0.0 < self.history_image_scale <= 1.0:
+            raise ValueError(f"history_image_scale must be in (0, 1], got {self.history_image_scale}")
+        quality = self.history_image_quality
+        if quality is not None and not 1 <= quality <= 95:
+            raise ValueError(f"history_image_quality must be 1-95, got {quality}")
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,24 @@ class HistoryTurn:
     image: bytes | None
     reply: str
     action: Action | None = None
+    # The image as sent (a data URL) per way of sending it: a turn goes out with many steps and is encoded once.
+    # Never copied by dataclasses.replace, so a turn with another image starts empty.
+    _sent: dict[tuple[Any, ...], str] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def image_url(self, policy: ImagePolicy, options: PromptOptions) -> str | None:
+        """The image as a data URL, made cheaper as ``options`` ask (:func:`history_frame`); None without one."""
+        if not self.image:
+            return None
+        key = (policy, options.history_image_scale, options.history_image_quality)
+        url = self._sent.get(key)
+        if url is None:
+            jpeg = history_frame(self.image, policy, *key[1:])
+            url = self._sent[key] = jpeg_data_url(jpeg)
+        return url
+
+    def forget_sent(self) -> None:
+        """Drop the encoded image: the turn is no longer sent with one (its JPEG stays)."""
+        self._sent.clear()
 
 
 @dataclass(frozen=True)
@@ -97,6 +134,7 @@ class PromptContext:
     image_turns: int  # how many of the newest kept turns are sent with their screenshot
     options: PromptOptions
     hints: str | None = None
+    image_policy: ImagePolicy = ImagePolicy()  # the family's, for the history screenshots
 
     def screenshot_part(self) -> dict[str, Any]:
         return image_part(self.screenshot)
@@ -105,10 +143,8 @@ class PromptContext:
         """Each kept turn with its screenshot as a message part, or None when its image is not sent."""
         first_with_image = len(self.turns) - self.image_turns
         for index, turn in enumerate(self.turns):
-            if index >= first_with_image and turn.image:
-                yield turn, image_part(turn.image)
-            else:
-                yield turn, None
+            url = turn.image_url(self.image_policy, self.options) if index >= first_with_image else None
+            yield turn, url_part(url) if url else None
 
     def hints_block(self, title: str = "App knowledge") -> str:
         return hints_block(self.hints, title)
@@ -161,7 +197,9 @@ class ModelFamily(ABC):
         options = options or PromptOptions()
         current = self.prepare(screenshot)
         skipped, kept, image_turns = self.bounded_history(history, options)
-        prompt = PromptContext(task, current, skipped, kept, image_turns, options, hints)
+        for turn in history[: len(history) - image_turns]:
+            turn.forget_sent()  # out of the image window: an episode's memory holds the URLs of the window only
+        prompt = PromptContext(task, current, skipped, kept, image_turns, options, hints, self.image_policy)
         messages = self.compose_messages(prompt)
         if correction:
             messages[-1]["content"].append(text_part(self.correction_text(correction)))
@@ -247,12 +285,12 @@ class ModelFamily(ABC):
 
 
 def image_part(jpeg_or_prepared: bytes | PreparedImage) -> dict[str, Any]:
-    import base64
-
     if isinstance(jpeg_or_prepared, PreparedImage):
-        url = jpeg_or_prepared.data_url()
-    else:
-        url = "data:image/jpeg;base64," + base64.b64encode(jpeg_or_prepared).decode("ascii")
+        return url_part(jpeg_or_prepared.data_url())
+    return url_part(jpeg_data_url(jpeg_or_prepared))
+
+
+def url_part(url: str) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
@@ -277,4 +315,5 @@ __all__ = [
     "hints_block",
     "image_part",
     "text_part",
+    "url_part",
 ]

@@ -24,18 +24,18 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
-
-import httpx2
-import openai
-from openai.types.chat import ChatCompletion
 
 from mobile_agent.errors import ModelError, ModelUnavailable, UserError
 from mobile_agent.privacy.redact import redact_text, redact_url, register_secret, secrets_in_url
 from mobile_agent.waits.deadlines import Abandoned, Deadline, call_within
+
+if TYPE_CHECKING:  # the SDK is imported where it is used: it costs ~0.3 s of CPU (see ModelClient.prepare)
+    import httpx2
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +88,13 @@ def resolve_api_key(api_key: str | None) -> str:
 class _Slot:
     """Runtime state of one endpoint. Guarded by the client's condition variable."""
 
-    def __init__(self, endpoint: Endpoint, capacity: int, sdk: openai.OpenAI) -> None:
+    def __init__(self, endpoint: Endpoint, capacity: int, make_sdk: Callable[[], openai.OpenAI]) -> None:
         self.url = endpoint.base_url
         self.shown_url = redact_url(endpoint.base_url)
         self.capacity = capacity
-        self.sdk = sdk
+        self._make_sdk = make_sdk
+        self._sdk: openai.OpenAI | None = None
+        self._sdk_lock = threading.Lock()
         self.in_flight = 0
         self.served = 0
         self.failures = 0
@@ -100,6 +102,19 @@ class _Slot:
 
     def recently_failed(self, now: float) -> bool:
         return self.failed_at is not None and now - self.failed_at < FAILURE_COOLDOWN_S
+
+    @property
+    def sdk(self) -> openai.OpenAI:
+        """The SDK client, built on first use (or by ModelClient.prepare on a helper thread)."""
+        with self._sdk_lock:
+            if self._sdk is None:
+                self._sdk = self._make_sdk()
+            return self._sdk
+
+    def close(self) -> None:
+        with self._sdk_lock:
+            if self._sdk is not None:
+                self._sdk.close()
 
 
 class _AttemptTimedOut(Exception):
@@ -138,6 +153,8 @@ class _Abort:
 
 
 def _is_retryable(exc: BaseException) -> bool:
+    import openai
+
     if isinstance(exc, _AttemptTimedOut):
         return True
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
@@ -153,6 +170,8 @@ def _describe(exc: BaseException) -> str:
 
 
 def _describe_raw(exc: BaseException) -> str:
+    import openai
+
     if isinstance(exc, _AttemptTimedOut):
         return str(exc)
     if isinstance(exc, openai.APITimeoutError):
@@ -233,19 +252,43 @@ class ModelClient:
                     f"model endpoint {redact_url(endpoint.base_url)!r} is not an http(s) URL",
                     hint="use a base URL such as http://127.0.0.1:8000/v1",
                 )
+            try:  # the SDK client is built at the first request; a bad port is still a user error up front
+                urlsplit(endpoint.base_url).port  # noqa: B018
+            except ValueError as exc:
+                raise UserError(
+                    f"model endpoint {redact_url(endpoint.base_url)!r} is not a valid URL ({exc})",
+                    hint="use a base URL such as http://127.0.0.1:8000/v1",
+                ) from None
             # A query in the base URL (?api_key=..., Azure's ?api-version=...) goes with every request; left in
             # the base URL, the SDK would append the route after it.
             bare, _, query = endpoint.base_url.partition("?")
-            sdk = openai.OpenAI(
-                base_url=bare,
-                api_key=key,
-                max_retries=0,
-                timeout=timeout,
-                default_query=dict(parse_qsl(query, keep_blank_values=True)) or None,
+            options = {
+                "base_url": bare,
+                "api_key": key,
+                "max_retries": 0,
+                "timeout": timeout,
+                "default_query": dict(parse_qsl(query, keep_blank_values=True)) or None,
+            }
+            self._slots.append(
+                _Slot(endpoint, endpoint.max_in_flight or max_in_flight, lambda o=options: _sdk_client(o))
             )
-            self._slots.append(_Slot(endpoint, endpoint.max_in_flight or max_in_flight, sdk))
 
     # ----- public API ----------------------------------------------------------------------------------------
+    def prepare(self) -> threading.Thread:
+        """Import the SDK and build its clients on a helper thread now; the first request waits for it if it must.
+        `run` calls this as its episode starts, so the import overlaps the phone's first screenshot."""
+
+        def build() -> None:
+            try:
+                for slot in self._slots:
+                    slot.sdk  # noqa: B018 - built on access
+            except Exception:  # noqa: BLE001 - the first request builds it again and reports the failure
+                log.debug("preparing the model client failed", exc_info=True)
+
+        thread = threading.Thread(target=build, name="model-client-prepare", daemon=True)
+        thread.start()
+        return thread
+
     @property
     def endpoints(self) -> list[str]:
         return [slot.shown_url for slot in self._slots]
@@ -259,6 +302,8 @@ class ModelClient:
     ) -> Reply:
         """One chat completion, retried on transient failures. ModelUnavailable once retries (or
         ``total_timeout``) are spent; DeadlineExceeded when ``deadline`` (the caller's) passes first."""
+        import openai
+
         headers = {EPISODE_HEADER: str(episode_id)} if episode_id else None
         limit = Deadline.after(self.total_timeout, f"{self.total_timeout:.0f} s")
         bound = limit.sooner(deadline)
@@ -326,6 +371,8 @@ class ModelClient:
 
     def probe(self) -> list[EndpointStatus]:
         """GET /models on every endpoint, without retries."""
+        import openai
+
         out = []
         for slot in self._slots:
             try:
@@ -350,7 +397,7 @@ class ModelClient:
 
     def close(self) -> None:
         for slot in self._slots:
-            slot.sdk.close()
+            slot.close()
 
     def __enter__(self) -> ModelClient:
         return self
@@ -396,6 +443,8 @@ class ModelClient:
             self._cond.notify()
 
     def _backoff(self, attempt: int, exc: BaseException | None) -> float:
+        import openai
+
         delay = min(self.max_backoff_s, self.backoff_s * (2**attempt))
         if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
             retry_after = exc.response.headers.get("retry-after", "")
@@ -427,6 +476,9 @@ class ModelClient:
         seconds: float,
         abort: _Abort,
     ) -> tuple[str, str | None, tuple[int, int]]:
+        import httpx2
+        from openai.types.chat import ChatCompletion
+
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -502,6 +554,8 @@ class ModelClient:
         return "".join(text), "".join(reasoning) or None, tokens
 
     def _request_error(self, slot: _Slot, exc: openai.OpenAIError) -> ModelError:
+        import openai
+
         what = _describe(exc)
         hint = f"the server at {slot.shown_url} refused the request ({what.split(':', 1)[0]}); fix it, do not retry"
         if isinstance(exc, openai.APIStatusError):
@@ -514,6 +568,12 @@ class ModelClient:
             elif exc.status_code == 400:
                 hint = f"the request was rejected: {what}; check max_tokens, the image size and the server limits"
         return ModelError(f"model request to {slot.shown_url} failed: {what}", hint=hint)
+
+
+def _sdk_client(options: dict[str, Any]) -> openai.OpenAI:
+    import openai
+
+    return openai.OpenAI(**options)
 
 
 __all__ = [

@@ -76,11 +76,15 @@ class PreparedImage:
     device_size: Size
 
     def data_url(self) -> str:
-        return "data:image/jpeg;base64," + base64.b64encode(self.jpeg).decode("ascii")
+        return jpeg_data_url(self.jpeg)
 
     @property
     def geometry(self) -> Geometry:
         return Geometry(device=self.device_size, image=self.size)
+
+
+def jpeg_data_url(jpeg: bytes) -> str:
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
 
 
 def prepare_image(image: Image.Image | bytes | PreparedImage, family: ModelFamily) -> PreparedImage:
@@ -119,6 +123,38 @@ def prepare_image(image: Image.Image | bytes | PreparedImage, family: ModelFamil
     return PreparedImage(jpeg=out.getvalue(), size=target, device_size=device)
 
 
+def history_frame(jpeg: bytes, policy: ImagePolicy, scale: float = 1.0, quality: int | None = None) -> bytes:
+    """An earlier screenshot made cheaper to send again: its sides times ``scale`` (never below the family's pixel
+    floor), re-encoded at JPEG ``quality`` (None: the family's).
+
+    ``scale`` 1 without a ``quality`` is the frame unchanged (each family's trained default), and so is a result
+    that would not be smaller than the frame itself, or bytes that are not an image. Like a frame the phone scaled,
+    its sides need not be multiples of the patch factor: a Qwen-style server fits it to its grid, and no coordinate
+    is ever read off a history frame. A scale of 1/2, 1/4 or 1/8 costs only a reduced decode and an encode.
+    """
+    if scale >= 1.0 and quality is None:
+        return jpeg
+    try:
+        image = Image.open(io.BytesIO(jpeg))
+        size = Size(*image.size)
+    except (OSError, ValueError):
+        return jpeg  # not a picture (a report's marker): nothing to shrink
+    floor = min(1.0, math.sqrt(policy.min_pixels / (size.width * size.height)))
+    scale = max(scale, floor)
+    target = Size(max(1, round(size.width * scale)), max(1, round(size.height * scale)))
+    if target == size and quality is None:
+        return jpeg
+    if image.format == "JPEG" and target != size:
+        image.draft("RGB", (target.width, target.height))  # libjpeg decodes at 1/2, 1/4 or 1/8 directly
+    frame = image if image.mode == "RGB" else image.convert("RGB")
+    if abs(frame.width - target.width) > 1 or abs(frame.height - target.height) > 1:
+        frame = frame.resize((target.width, target.height), Image.Resampling.BILINEAR, reducing_gap=2.0)
+    out = io.BytesIO()
+    frame.save(out, "JPEG", quality=quality or policy.jpeg_quality, optimize=True)
+    cheaper = out.getvalue()
+    return cheaper if len(cheaper) < len(jpeg) else jpeg
+
+
 def _within_budget(size: Size, policy: ImagePolicy) -> bool:
     pixels = size.width * size.height
     return policy.min_pixels <= pixels <= policy.max_pixels
@@ -130,4 +166,13 @@ def image_size_of(data: bytes) -> Size:
         return Size(*img.size)
 
 
-__all__ = ["Geometry", "ImagePolicy", "PreparedImage", "image_size_of", "prepare_image", "smart_resize"]
+__all__ = [
+    "Geometry",
+    "ImagePolicy",
+    "PreparedImage",
+    "history_frame",
+    "image_size_of",
+    "jpeg_data_url",
+    "prepare_image",
+    "smart_resize",
+]

@@ -17,23 +17,35 @@ from mobile_agent.screen.text import fold
 from mobile_agent.screen.viewtree import Element, ViewTree, visible
 
 # Containers a person reads as "the dialog this button belongs to".
+_DIALOG_NAME = re.compile(r"dialog|sheet|popup|alert|modal|confirm|cashier", re.IGNORECASE)
 _CONTAINER_CLASS = re.compile(r"dialog|sheet|popup|alert|modal|drawer|panel", re.IGNORECASE)
 _CONTAINER_ID = re.compile(
     r"dialog|sheet|popup|alert|modal|panel|layer|float|toast|confirm|cashier|keyboard", re.I
 )
+# "emoji_popup_anchor": where a popup will hang, a plain bar of the page until it opens.
+_ANCHOR_ID = re.compile(r"anchor", re.I)
 _EDIT_CLASS = re.compile(r"EditText|TextField|AutoComplete|SearchView", re.IGNORECASE)
 _TAB_HINT = re.compile(r"tab", re.IGNORECASE)
 # A row of a list (name, preview, time) is named by what is under the finger; a button by all its labels.
 _WHOLE_LABEL_LIMIT = 20
 
 
+# Private-use code points are icon-font glyphs (a check mark, a trash can drawn by a web font): they name nothing a
+# person can read, so a control labelled only with one is blind.
+_ICON_GLYPH = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+
+
+def readable(text: str) -> str:
+    return _ICON_GLYPH.sub("", text).strip()
+
+
 def label_of(e: Element) -> str:
-    return e.text.strip() or e.content_desc.strip()
+    return readable(e.text) or readable(e.content_desc)
 
 
 def labels_of(e: Element) -> list[str]:
     """Text and description both: when they disagree (text 取消, description 确认付款) the gate reads both."""
-    return list(dict.fromkeys(t for t in (e.text.strip(), e.content_desc.strip()) if t))
+    return list(dict.fromkeys(t for t in (readable(e.text), readable(e.content_desc)) if t))
 
 
 def _clickable(node: etree._Element) -> bool:
@@ -67,6 +79,9 @@ class TargetContext:
     is_edit: bool = False
     under_finger: tuple[str, ...] = ()  # the labels whose own box holds the point
     chain: tuple[Element, ...] = field(default=(), repr=False)
+    # What the dialog (or, with no dialog, the screen) states: texts outside every control and every text field
+    # (a title, a message, an amount to pay; not a price typed into a filter's field).
+    statements: tuple[str, ...] = ()
 
     @property
     def takes_touch(self) -> bool:
@@ -109,20 +124,27 @@ class ScreenReader:
         ):  # the dump's extent (its first node may be the status bar, not the window)
             screen = Size(max(b.right for b in boxes), max(b.bottom for b in boxes))
         self.screen = screen or Size(1080, 2400)
+        self._controls: set[int] | None = None
+
+    def in_control(self, node: etree._Element) -> bool:
+        """The node is a control or inside one (its text is the control's label, not a statement)."""
+        if self._controls is None:
+            self._controls = {
+                id(n) for c in self.tree.root.iter("node") if _clickable(c) for n in c.iter("node")
+            }
+        return id(node) in self._controls
 
     # -- the whole screen ------------------------------------------------------------------------------------
     def packages(self) -> set[str]:
         """The apps whose nodes the dump holds (the status bar's and the keyboard's aside)."""
-        system = (
-            "com.android.systemui",
-            "com.google.android.inputmethod",
-            "com.sohu.inputmethod",
-            "com.baidu.input",
-        )
-        return {e.package for e in self.visible if e.package and not e.package.startswith(system)}
+        return {
+            e.package
+            for e in self.visible
+            if e.package and not e.package.startswith("com.android.systemui") and not is_keyboard(e.package)
+        }
 
     def texts(self) -> tuple[str, ...]:
-        return tuple(t for e in self.visible for t in (e.text.strip(), e.content_desc.strip()) if t)
+        return tuple(t for e in self.visible for t in labels_of(e))
 
     def is_empty(self) -> bool:
         """No visible node carries text, a description or a resource-id (Flutter, canvas, games)."""
@@ -178,13 +200,34 @@ class ScreenReader:
         top_bar = 0.12 * self.screen.height
         out = []
         for e in self.visible:
-            if e.bounds is None or _inside_clickable(e.node):
+            if e.bounds is None or self.in_control(e.node):
                 continue
             near = abs((e.bounds.top + e.bounds.bottom) // 2 - point.y) <= band
             title = e.bounds.bottom <= top_bar + 0.05 * self.screen.height
             if near or title:
                 out += labels_of(e)
         return out
+
+    def element(self, node: etree._Element) -> Element | None:
+        return self._by_node.get(id(node))
+
+    def is_edit(self, e: Element) -> bool:
+        return _EDIT_CLASS.search(e.class_name) is not None
+
+    def page_title(self, outside: Element | None = None) -> list[str]:
+        """The title bar's statements, of the page under ``outside`` (a dialog opened over it) when given."""
+        skip = {id(n) for n in outside.node.iter("node")} if outside is not None else set()
+        bar = 0.12 * self.screen.height
+        return [
+            t
+            for e in self.visible
+            if e.bounds is not None
+            and e.bounds.bottom <= bar
+            and id(e.node) not in skip
+            and not self.in_control(e.node)
+            and not e.package.startswith("com.android.systemui")
+            for t in labels_of(e)
+        ]
 
     def edit_fields(self) -> list[Element]:
         return [e for e in self.visible if _EDIT_CLASS.search(e.class_name)]
@@ -200,30 +243,33 @@ class ScreenReader:
         screen_texts = self.texts()
         if not hits:
             return TargetContext(point, None, None, (), (), None, screen_texts, screen_texts)
-        hit = hits[-1]  # topmost and deepest in document order
-        chain = [hit]
-        node = hit.node
-        while node is not None and not _clickable(node):
-            node = node.getparent()
-            if node is not None and id(node) in self._by_node:
-                chain.append(self._by_node[id(node)])
-        target = self._by_node.get(id(node), hit) if node is not None else hit
+        top = hits[-1]  # topmost and deepest in document order
+        taker = self._touch_taker(point)
         extra: list[str] = []
-        if node is None:
-            # The topmost node takes no touch: the touch falls through to the topmost clickable under the point
-            # (a label drawn over a button). Both are read.
-            clickables = [e for e in hits if _clickable(e.node)]
-            if clickables:
-                extra = labels_of(hit)
-                target = clickables[-1]
-                chain = [target]
+        if taker is None:  # nothing under the finger takes a touch: read what is drawn there
+            hit, target, chain = top, top, [top]
+        else:
+            target = taker
+            inside = [e for e in hits if e.node is taker.node or taker.node in e.node.iterancestors()]
+            hit = inside[-1]
+            chain = [hit]
+            if hit.node is not taker.node:
+                for node in hit.node.iterancestors("node"):
+                    if node is taker.node:
+                        break
+                    if id(node) in self._by_node:
+                        chain.append(self._by_node[id(node)])
+                chain.append(taker)
+            if top.node is not hit.node and top.node not in taker.node.iterancestors():
+                extra = labels_of(top)  # a label drawn over the control: the person reads it as its name
         own = [self._by_node[id(n)] for n in _own_descendants(target.node) if id(n) in self._by_node]
-        own_labelled = [e for e in own if visible(e) and labels_of(e)]
+        own_labelled = _reading_order([e for e in own if visible(e) and labels_of(e)])
         whole = [t for e in [target, *own_labelled] for t in labels_of(e)]
         if len(fold(" ".join(whole))) <= _WHOLE_LABEL_LIMIT:
             labels = whole
-        else:  # a composite row: only what is under the finger names it
+        else:  # a composite row: only what is under the finger names it (or, between its lines, its first line)
             labels = [t for e in [*chain, *own_labelled] if _contains(e, point) for t in labels_of(e)]
+            labels = labels or labels_of(own_labelled[0])
         labels = [*labels, *extra]
         labels = list(dict.fromkeys(labels))
         under = [t for e in [*chain, target, *own_labelled] if _contains(e, point) for t in labels_of(e)]
@@ -231,8 +277,12 @@ class ScreenReader:
         container = self._container(target)
         taken = {id(target.node), *(id(e.node) for e in own)}
         scope = self._subtree(container) if container is not None else self.visible
-        context = tuple(
-            t for e in scope if id(e.node) not in taken for t in (e.text.strip(), e.content_desc.strip()) if t
+        context = tuple(t for e in scope if id(e.node) not in taken for t in labels_of(e))
+        statements = tuple(
+            t
+            for e in scope
+            if not self.in_control(e.node) and not _EDIT_CLASS.search(e.class_name)
+            for t in labels_of(e)
         )
         return TargetContext(
             point=point,
@@ -247,7 +297,26 @@ class ScreenReader:
             is_edit=bool(_EDIT_CLASS.search(target.class_name) or _EDIT_CLASS.search(hit.class_name)),
             chain=tuple(chain),
             under_finger=tuple(dict.fromkeys([*under, *extra])),
+            statements=statements,
         )
+
+    def _touch_taker(self, point: Point) -> Element | None:
+        """The control Android delivers a tap to: children are offered it last-drawn first, and the deepest one that
+        takes touches wins; a view that takes none (a caption, an overlay, a hidden drawer) lets it through."""
+
+        def offer(node: etree._Element) -> etree._Element | None:
+            for child in reversed(list(node.iterchildren("node"))):
+                e = self._by_node.get(id(child))
+                if e is None or not visible(e) or not _contains(e, point):
+                    continue
+                found = offer(child)
+                if found is not None:
+                    return found
+            e = self._by_node.get(id(node))
+            return node if e is not None and _clickable(node) and _contains(e, point) else None
+
+        taker = offer(self.tree.root)
+        return self._by_node[id(taker)] if taker is not None else None
 
     def _subtree(self, e: Element) -> list[Element]:
         return [
@@ -257,6 +326,47 @@ class ScreenReader:
         ]
 
     def _container(self, target: Element) -> Element | None:
+        """The dialog or sheet the target sits in, read as a person reads it: the whole card with its title and
+        message. A part named like a dialog that holds only buttons (AOSP AlertDialog's ``android:id/buttonPanel``
+        under ``parentPanel``, beside ``topPanel`` with ``alertTitle`` and ``contentPanel`` with ``message``) is not
+        the dialog: the smallest ancestor that also holds a statement is. Climbing to a window that fills the screen
+        means the "panel" was the page's own button bar: there is no dialog."""
+        found = self._named_container(target)
+        node = found.node if found is not None else None
+        while node is not None and not self._has_statement(node):
+            parent = node.getparent()
+            if parent is None or parent.tag != "node":
+                break
+            node = parent
+        if node is None or node is (found.node if found else None):
+            return found
+        e = self._by_node.get(id(node))
+        if e is None or (
+            _area(e) >= 0.9 * self.screen.width * self.screen.height and not self._is_layer(node)
+        ):
+            # a card named a dialog whose words are pictures stays a dialog; a button "panel" was the page's bar
+            return (
+                found
+                if found is not None and _DIALOG_NAME.search(found.class_name + " " + found.resource_id)
+                else None
+            )
+        return e
+
+    def _has_statement(self, node: etree._Element) -> bool:
+        """Some text in the subtree that is not a control's label (a title, a message, an amount)."""
+        for n in node.iter("node"):
+            e = self._by_node.get(id(n))
+            if e is not None and visible(e) and labels_of(e) and not self.in_control(n):
+                return True
+        return False
+
+    def _is_layer(self, node: etree._Element) -> bool:
+        """Inside a window drawn over an earlier app window (a dialog or sheet window over the page)."""
+        window = _window_of(node)
+        apps = [w for w in self.tree.root.iterchildren("node") if _is_app_window(w)]
+        return window is not None and window in apps and apps.index(window) > 0
+
+    def _named_container(self, target: Element) -> Element | None:
         """The nearest ancestor that is a dialog, sheet or overlay: named so by its class or id, or a later
         full-width layer drawn over the page (a dim mask with a card on it)."""
         screen_area = self.screen.width * self.screen.height
@@ -264,7 +374,12 @@ class ScreenReader:
             e = self._by_node.get(id(node))
             if e is None or e.bounds is None:
                 continue
-            if _CONTAINER_CLASS.search(e.class_name) or _CONTAINER_ID.search(e.resource_id):
+            if _CONTAINER_CLASS.search(e.class_name) or (
+                _CONTAINER_ID.search(e.resource_id)
+                and not _ANCHOR_ID.search(e.resource_id)
+                # "keyboard_container_layout" around a whole page: named for the keyboard, it is the page
+                and _area(e) < 0.9 * screen_area
+            ):
                 return e
             if _is_overlay(node) and _area(e) < 0.9 * screen_area:
                 return e
@@ -273,6 +388,26 @@ class ScreenReader:
             e = self._by_node.get(id(node))
             if e is not None and _is_overlay(node) and len(self._subtree(e)) < len(self.visible):
                 return e
+        # A window of its own that does not fill the screen (a dump holds one root node per window): a dialog.
+        window = next(
+            (n for n in target.node.iterancestors("node") if getattr(n.getparent(), "tag", None) != "node"),
+            None,
+        )
+        w = self._by_node.get(id(window)) if window is not None else None
+        if (
+            w is not None
+            and not w.package.startswith("com.android.systemui")
+            and not is_keyboard(w.package)
+            and _area(w) < 0.9 * screen_area
+        ):
+            return w
+        # A window over the page that fills the screen only with its dim backdrop: its card is the dialog (the
+        # outermost node on the way down that does not fill the screen).
+        if window is not None and self._is_layer(window):
+            for node in reversed(list(target.node.iterancestors("node"))):
+                e = self._by_node.get(id(node))
+                if e is not None and 0 < _area(e) < 0.9 * screen_area:
+                    return e
         return None
 
     def _is_tab(self, target: Element) -> bool:
@@ -293,8 +428,13 @@ class ScreenReader:
         return len(rows) == 1 and any(c.get("selected") == "true" for c in siblings)
 
 
-def _inside_clickable(node: etree._Element) -> bool:
-    return any(_clickable(n) for n in (node, *node.iterancestors("node")))
+# Input methods: Gboard, Sogou, Baidu, iFlytek, Samsung, SwiftKey, and the simulator's own keyboard.
+_KEYBOARD_PACKAGE = re.compile(r"inputmethod|\.input\b|\.ime\b|honeyboard|swiftkey|keyboard", re.I)
+
+
+def is_keyboard(package: str) -> bool:
+    """The on-screen keyboard's window: its keys type into the app below, they are not the app's controls."""
+    return bool(package) and _KEYBOARD_PACKAGE.search(package) is not None
 
 
 def _is_overlay(node: etree._Element) -> bool:
@@ -309,10 +449,24 @@ def _is_overlay(node: etree._Element) -> bool:
     first = _bounds(siblings[0])
     if mine is None or first is None:
         return False
-    return mine[0] <= first[0] and mine[1] <= first[1] and mine[2] >= first[2] and mine[3] >= first[3]
+    # A layer is a sizeable part of the screen; a bar laid over its own stub (an input row over a voice-note
+    # placeholder of the same size) is not a dialog.
+    if mine[3] - mine[1] < _LAYER_MIN_HEIGHT:
+        return False
+    covers = mine[0] <= first[0] and mine[1] <= first[1] and mine[2] >= first[2] and mine[3] >= first[3]
+    # Over a bare background (a wallpaper or colour view) it is the page itself, not a layer over the page.
+    return covers and _has_content(siblings[0])
 
 
+_LAYER_MIN_HEIGHT = 160  # px: lower than the lowest dialog card on a 720-wide screen
 _BOUNDS_RE = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+
+
+def _has_content(node: etree._Element) -> bool:
+    return any(
+        n.get("clickable") == "true" or (n.get("text") or n.get("content-desc") or "").strip()
+        for n in node.iter("node")
+    )
 
 
 def _bounds(node: etree._Element) -> tuple[int, int, int, int] | None:
@@ -330,7 +484,38 @@ def _own_descendants(node: etree._Element) -> Iterator[etree._Element]:
 
 
 def texts_of(elements: Iterable[Element]) -> tuple[str, ...]:
-    return tuple(t for e in elements for t in (e.text.strip(), e.content_desc.strip()) if t)
+    return tuple(t for e in elements for t in labels_of(e))
 
 
-__all__ = ["ScreenReader", "TargetContext", "label_of", "labels_of", "texts_of"]
+def _window_of(node: etree._Element) -> etree._Element | None:
+    """The top-level node (one per window in a dump) that holds ``node``."""
+    for n in (node, *node.iterancestors("node")):
+        parent = n.getparent()
+        if parent is None or parent.tag != "node":
+            return n
+    return None
+
+
+def _is_app_window(node: etree._Element) -> bool:
+    package = node.get("package") or ""
+    return bool(package) and not package.startswith("com.android.systemui") and not is_keyboard(package)
+
+
+def _reading_order(elements: list[Element]) -> list[Element]:
+    """Labels in the order a person reads them: lines top to bottom, left to right on a line. Web pages draw spans in
+    any order (flex row-reverse puts 付|支|认|确 on screen as 确认支付), so the tree's order says nothing."""
+    boxed = [e for e in elements if e.bounds is not None]
+    if len(boxed) != len(elements) or len(elements) < 2:
+        return elements
+    lines: list[list[Element]] = []
+    for e in sorted(boxed, key=lambda e: (e.bounds.top + e.bounds.bottom) / 2):  # type: ignore[union-attr]
+        cy = (e.bounds.top + e.bounds.bottom) / 2  # type: ignore[union-attr]
+        last = lines[-1][-1].bounds if lines else None
+        if last is not None and last.top <= cy < last.bottom:
+            lines[-1].append(e)
+        else:
+            lines.append([e])
+    return [e for line in lines for e in sorted(line, key=lambda e: e.bounds.left)]  # type: ignore[union-attr]
+
+
+__all__ = ["ScreenReader", "TargetContext", "is_keyboard", "label_of", "labels_of", "readable", "texts_of"]

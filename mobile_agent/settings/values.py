@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mobile_agent.errors import ConfigError
 
@@ -68,31 +68,6 @@ def adb_from_environment(environ: dict[str, str] | None = None) -> str | None:
     return None
 
 
-class _AdbEnvironment(PydanticBaseSettingsSource):
-    """adb's own variables for the ``adb`` setting (below our own MOBILE_AGENT_ADB, which the env source reads)."""
-
-    def get_field_value(
-        self, field: Any, field_name: str
-    ) -> tuple[Any, str, bool]:  # pragma: no cover - unused
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        found = adb_from_environment()
-        return {"adb": found} if found else {}
-
-
-class _ConfigFile(PydanticBaseSettingsSource):
-    """The TOML config file; a broken file or an unknown key is a ConfigError naming the file."""
-
-    def get_field_value(
-        self, field: Any, field_name: str
-    ) -> tuple[Any, str, bool]:  # pragma: no cover - unused
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return read_config_file(config_path())
-
-
 def read_config_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         if os.environ.get(CONFIG_ENV):
@@ -114,22 +89,22 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Where the phone, the adb server, the model and the store are. See the README's settings table."""
 
-    model_config = SettingsConfigDict(env_prefix="MOBILE_AGENT_", extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
 
-    device: str | None = Field(
-        default=None, validation_alias=AliasChoices("device", "MOBILE_AGENT_DEVICE", "ANDROID_SERIAL")
-    )
+    device: str | None = None
     adb: str = DEFAULT_ADB
-    base_url: Annotated[list[str], NoDecode] = [DEFAULT_BASE_URL]
+    base_url: list[str] = [DEFAULT_BASE_URL]
     model: str = DEFAULT_MODEL
     family: str = DEFAULT_FAMILY
     db: str | None = None
-    apps_dir: str | None = Field(
-        default=None, validation_alias=AliasChoices("apps_dir", "MOBILE_AGENT_APPS", "MOBILE_AGENT_APPS_DIR")
-    )
+    apps_dir: str | None = None
+    # Cheaper history screenshots (PromptOptions.history_image_scale / _quality): 1 and None send them as the model
+    # saw them, as each family is trained; a smaller scale costs fewer bytes and image tokens per step.
+    history_scale: float = Field(default=1.0, gt=0, le=1)
+    history_quality: int | None = Field(default=None, ge=1, le=95)
 
     @field_validator("base_url", mode="before")
     @classmethod
@@ -139,23 +114,36 @@ class Settings(BaseSettings):
             return [part for part in value.replace(",", " ").split() if part]
         return value
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, _AdbEnvironment(settings_cls), _ConfigFile(settings_cls)
+
+# The environment variables of each setting, the first set one winning: MOBILE_AGENT_<NAME> unless listed here.
+ENV_NAMES: dict[str, tuple[str, ...]] = {
+    "device": ("MOBILE_AGENT_DEVICE", "ANDROID_SERIAL"),
+    "apps_dir": ("MOBILE_AGENT_APPS", "MOBILE_AGENT_APPS_DIR"),
+}
+
+
+def settings_from_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings the environment gives, as strings (names matched ignoring case); the adb server also from
+    adb's own variables (adb_from_environment)."""
+    env = {name.upper(): value for name, value in (os.environ if environ is None else environ).items()}
+    found: dict[str, str] = {}
+    for field in Settings.model_fields:
+        names = ENV_NAMES.get(field, (f"MOBILE_AGENT_{field.upper()}",))
+        value = next((env[name] for name in names if name in env), None)
+        if value is not None:
+            found[field] = value
+    adb = adb_from_environment(environ)
+    if adb and "adb" not in found:
+        found["adb"] = adb
+    return found
 
 
 def load_settings(**flags: Any) -> Settings:
     """The settings with ``flags`` on top (None and empty lists mean "not given"). ConfigError on a bad value."""
     given = {key: value for key, value in flags.items() if value is not None and value != [] and value != ()}
+    layers = {**read_config_file(config_path()), **settings_from_environment()}
     try:
-        return Settings(**given)
+        return Settings(**{**layers, **given})
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in first["loc"]) or "settings"
@@ -174,4 +162,5 @@ __all__ = [
     "config_path",
     "load_settings",
     "read_config_file",
+    "settings_from_environment",
 ]

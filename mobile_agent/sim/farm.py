@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import socket
 import subprocess
 import time
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 LOCALHOST = "127.0.0.1"
 PROBED_PORTS = range(5555, 5586)  # adb servers show anything listening here as emulator-N
+BLOCK_LOW = 10000  # free_port_block picks from here up to the ephemeral range
 DEFAULT_ADB_PORT = 5037
 
 
@@ -55,10 +57,16 @@ def free_port(host: str = LOCALHOST) -> int:
 
 
 def free_port_block(count: int, host: str = LOCALHOST) -> int:
-    """A base port with ``count`` consecutive free ports from it (for `sim up --base-port`), clear of 5555-5585."""
+    """A base port with ``count`` consecutive free ports from it (for `sim up --base-port`), clear of 5555-5585.
+
+    The block lies below the kernel's ephemeral range: a port there is never handed to an outgoing connection
+    (the adb server's connections to the phones, say), so it stays free until the phones listen on it."""
+    high = _ephemeral_low() - count
+    if high <= BLOCK_LOW:  # an unusual ephemeral range: anywhere, then
+        high = 65536 - count
     while True:
-        base = free_port(host)
-        if base + count > 65535 or any(base + i in PROBED_PORTS for i in range(count)):
+        base = random.randrange(BLOCK_LOW, high)
+        if any(base + i in PROBED_PORTS for i in range(count)):
             continue
         socks: list[socket.socket] = []
         try:
@@ -72,6 +80,14 @@ def free_port_block(count: int, host: str = LOCALHOST) -> int:
         finally:
             for sock in socks:
                 sock.close()
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's range for outgoing connections (Linux; elsewhere the IANA default)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 49152
 
 
 class AdbServer:

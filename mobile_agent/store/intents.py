@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import update
-
 from mobile_agent.errors import StoreError
 from mobile_agent.store.convert import now_utc
 from mobile_agent.store.owners import DONE, FAILED, INTENT
-from mobile_agent.store.schema import StepRow
+from mobile_agent.store.step_writes import complete_step_row
 
 if TYPE_CHECKING:
     from mobile_agent.store.store import TrajectoryStore
@@ -38,23 +36,17 @@ def complete_step(
     """Turn the ``intent`` step ``index`` into ``done`` or ``failed``; StoreError when there is no such intent."""
     if status not in (DONE, FAILED):
         raise StoreError(f"a step completes as {DONE} or {FAILED}, not {status!r}")
-    values: dict[str, object] = {"status": status, "ended_at": now_utc()}
-    for name, value in (
-        ("act_ms", act_ms),
-        ("settle_ms", settle_ms),
-        ("total_ms", total_ms),
-        ("error_kind", error_kind),
-        ("error_text", error_text),
-    ):
-        if value is not None:
-            values[name] = value
-    with store.write_session() as session:
-        result = session.execute(
-            update(StepRow)
-            .where(StepRow.episode_id == episode_id, StepRow.index == index, StepRow.status == INTENT)
-            .values(**values)
-        )
-        if result.rowcount != 1:
+    values = {
+        "status": status,
+        "ended_at": now_utc(),
+        "act_ms": act_ms,
+        "settle_ms": settle_ms,
+        "total_ms": total_ms,
+        "error_kind": error_kind,
+        "error_text": error_text,
+    }
+    with store.write_connection() as conn:
+        if complete_step_row(conn, episode_id, index, INTENT, values) != 1:
             raise StoreError(f"episode {episode_id} has no step {index} waiting to be completed")
 
 

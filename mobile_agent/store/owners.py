@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -147,12 +148,23 @@ def beat(store: TrajectoryStore, episode_id: str) -> bool:
 
 
 class Heartbeat:
-    """A daemon thread that renews an episode's heartbeat every ``interval_s`` until stopped."""
+    """A daemon thread that renews an episode's heartbeat every ``interval_s`` until stopped; ``beat`` renews it
+    now (the loop calls it each step), unless it was renewed less than ``min_gap_s`` ago: a lease is many beats
+    long, and a write per step would cost more than every other store write of the step."""
 
-    def __init__(self, store: TrajectoryStore, episode_id: str, *, interval_s: float = HEARTBEAT_S) -> None:
+    def __init__(
+        self,
+        store: TrajectoryStore,
+        episode_id: str,
+        *,
+        interval_s: float = HEARTBEAT_S,
+        min_gap_s: float | None = None,
+    ) -> None:
         self.store = store
         self.episode_id = episode_id
         self.interval_s = interval_s
+        self.min_gap_s = interval_s / 5 if min_gap_s is None else min_gap_s
+        self._last: float | None = None  # monotonic time of the last renewal
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"heartbeat-{episode_id}", daemon=True)
 
@@ -160,15 +172,19 @@ class Heartbeat:
         self._thread.start()
         return self
 
-    def beat(self) -> None:
+    def beat(self, *, force: bool = False) -> None:
+        last = self._last
+        if not force and last is not None and time.monotonic() - last < self.min_gap_s:
+            return
         try:
             beat(self.store, self.episode_id)
+            self._last = time.monotonic()
         except Exception:  # noqa: BLE001 - one missed beat is harmless; the lease is many beats long
             log.warning("heartbeat of episode %s failed", self.episode_id, exc_info=True)
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self.beat()
+            self.beat(force=True)
 
     def stop(self) -> None:
         self._stop.set()

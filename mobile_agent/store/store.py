@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Connection, Engine, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -82,6 +82,7 @@ from mobile_agent.store.schema import (
     SchemaInfoRow,
     StepRow,
 )
+from mobile_agent.store.step_writes import add_step, require_new_step
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,8 @@ class TrajectoryStore:
         self._engine = engine
         self._location = location
         self._reads = sessionmaker(engine, expire_on_commit=False)
-        self._writes = sessionmaker(engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False)
+        self._write_engine = engine.execution_options(**{WRITE_OPTION: True})
+        self._writes = sessionmaker(self._write_engine, expire_on_commit=False)
         self._write_lock = _lock_for(location)
         # An in-memory SQLite has a single shared connection, so reads must not interleave with writes either.
         in_memory = location.is_sqlite and location.sqlite_path is None
@@ -248,6 +250,17 @@ class TrajectoryStore:
     def read_session(self) -> Iterator[Session]:
         with store_faults(self.describe_location()), self._read_lock, self._reads() as session:
             yield session
+
+    @contextmanager
+    def write_connection(self) -> Iterator[Connection]:
+        """Like ``write_session``, a Core connection: for the per-step writes (mobile_agent.store.step_writes)."""
+        with store_faults(self.describe_location()), self._write_lock, self._write_engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def read_connection(self) -> Iterator[Connection]:
+        with store_faults(self.describe_location()), self._read_lock, self._engine.connect() as conn:
+            yield conn
 
     # ----------------------------------------------------------------------------------------------------- runs
     def create_run(self, name: str, config: Mapping[str, Any] | None = None) -> RunInfo:
@@ -436,15 +449,8 @@ class TrajectoryStore:
                 write_atomic(self.root / hierarchy_rel, hierarchy.encode("utf-8"))
                 written.append(self.root / hierarchy_rel)
             row = step_row(episode_id, step, shot_rel, shot_sha, shot_size, hierarchy_rel)
-            with self.write_session() as session:
-                counted = session.execute(
-                    update(EpisodeRow)
-                    .where(EpisodeRow.id == episode_id, EpisodeRow.status == EpisodeStatus.RUNNING.value)
-                    .values(step_count=EpisodeRow.step_count + 1)
-                )
-                if counted.rowcount != 1:
-                    raise StoreError(f"episode {episode_id} ended while step {step.index} was being recorded")
-                session.add(row)
+            with self.write_connection() as conn:
+                add_step(conn, episode_id, row)
         except IntegrityError as exc:
             # Another writer recorded this index in the meantime; its files are the ones on disk now.
             raise StoreError(f"episode {episode_id} already has a step {step.index}") from exc
@@ -457,19 +463,8 @@ class TrajectoryStore:
         return step_info(row)
 
     def _require_new_step(self, episode_id: str, index: int) -> None:
-        with self.read_session() as session:
-            episode = session.get(EpisodeRow, episode_id)
-            if episode is None:
-                raise StoreError(f"no episode {episode_id!r} to record a step in")
-            if episode.status != EpisodeStatus.RUNNING.value:
-                raise StoreError(
-                    f"episode {episode_id} already ended ({episode.outcome}); step {index} not recorded"
-                )
-            taken = session.scalar(
-                select(StepRow.id).where(StepRow.episode_id == episode_id, StepRow.index == index)
-            )
-            if taken is not None:
-                raise StoreError(f"episode {episode_id} already has a step {index}")
+        with self.read_connection() as conn:
+            require_new_step(conn, episode_id, index)
 
     def steps(self, episode_id: str) -> list[StepInfo]:
         """All steps of an episode (id or unique prefix), in index order."""

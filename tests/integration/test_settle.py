@@ -43,5 +43,73 @@ def test_without_an_idle_signal_settling_compares_frames_and_stops_asking(sim_fa
     for _ in range(3):
         result = device.perform(Action.launch("wechat"), package="com.tencent.mm")
         assert result.settled
-    assert phone.requests["u2 waitForIdle"] == 1  # asked once, then frames are compared
+    asked = sum(n for kind, n in phone.requests.items() if "waitForIdle" in kind)
+    assert asked == 1  # asked once (alone or in a batch), then frames are compared
     assert phone.requests["u2 takeScreenshot"] >= 1 + 3 * 2
+
+
+def test_idle_and_frame_are_one_request_and_the_dump_runs_beside_it(sim_farm):
+    farm = sim_farm(1, scenario="wechat_send")
+    device, phone = _device(farm)
+    device.prefetch_hierarchy = True
+    device.observe(0.5)
+    before = dict(phone.requests)
+    result = device.perform(Action.launch("wechat"), package="com.tencent.mm")
+    assert result.settled and result.settle_ms >= LONG.transition * 1000 * 0.8
+    asked = {k: n - before.get(k, 0) for k, n in phone.requests.items() if n != before.get(k, 0)}
+    assert asked.get("u2 batch[waitForIdle,takeScreenshot]") == 1, asked
+    assert asked.get("u2 dumpWindowHierarchy") == 1 and "u2 waitForIdle" not in asked, asked
+    tree = device.settled_hierarchy(0.5).result()
+    settled = device.observe(0.5).screenshot
+    time.sleep(LONG.transition + 0.2)
+    assert settled == device.screenshot_jpeg(0.5)  # the frame of the idle screen
+    assert tree == device.hierarchy()  # and so is the tree
+
+
+def test_a_server_without_batches_is_asked_one_call_at_a_time(sim_farm, monkeypatch):
+    def no_batches(self, body):
+        return U2Server._handle_call(self, __import__("json").loads(body))  # an array is an invalid request
+
+    monkeypatch.setattr(U2Server, "handle_jsonrpc", no_batches)
+    farm = sim_farm(1, scenario="wechat_send")
+    device, phone = _device(farm)
+    device.observe(0.5)
+    for action, package in [(Action.launch("wechat"), "com.tencent.mm"), (Action.press("back"), None)]:
+        result = device.perform(action, package=package)
+        assert result.settled
+        settled = device.observe(0.5).screenshot
+        time.sleep(LONG.transition + 0.2)
+        assert settled == device.screenshot_jpeg(0.5), f"settled mid-transition after {action.describe()}"
+    assert phone.requests["u2 batch[waitForIdle,takeScreenshot]"] == 1  # tried once
+    assert phone.requests["u2 waitForIdle"] == 2
+
+
+def test_with_the_view_tree_wanted_the_dump_is_the_idle_signal_and_never_mid_transition(sim_farm):
+    farm = sim_farm(1, scenario="wechat_send")
+    device, phone = _device(farm)
+    device.prefetch_hierarchy = True
+    device.observe(0.5)
+    assert phone.u2_idle_timeout_ms == device.settle_options.timeout * 1000  # set up on connect
+    for action, package in [(Action.launch("wechat"), "com.tencent.mm"), (Action.press("back"), None)] * 2:
+        result = device.perform(action, package=package)
+        assert result.settled and result.settle_ms >= LONG.transition * 1000 * 0.8
+        settled = device.observe(0.5).screenshot
+        time.sleep(LONG.transition + 0.2)
+        assert settled == device.screenshot_jpeg(0.5), f"settled mid-transition after {action.describe()}"
+    assert phone.requests["u2 waitForIdle"] == 0  # asked inside the frame's batch only
+
+
+def test_a_server_restarted_by_u2_is_set_up_again_before_a_dump_counts_as_idle(sim_farm):
+    farm = sim_farm(1, scenario="wechat_send")
+    device, phone = _device(farm)
+    device.prefetch_hierarchy = True
+    device.observe(0.5)
+    phone.faults.u2_crash_next = True  # the next call finds UiAutomation gone; u2 restarts the server
+    for action, package in [(Action.launch("wechat"), "com.tencent.mm"), (Action.press("back"), None)]:
+        result = device.perform(action, package=package)
+        assert result.settled
+        settled = device.observe(0.5).screenshot
+        time.sleep(LONG.transition + 0.2)
+        assert settled == device.screenshot_jpeg(0.5), f"settled mid-transition after {action.describe()}"
+    starts = [e for e in phone.events if e.kind == "u2" and e.detail["running"]]
+    assert len(starts) == 2 and phone.u2_idle_timeout_ms > 0  # restarted, and its dumps wait again

@@ -117,6 +117,7 @@ class PhoneWorker(threading.Thread):
                 not pool.stopping.is_set()
             ):  # this worker died alone; a stopping pool releases every phone at once
                 pool.release_phone(self.entry)
+            pool.nudge()
 
     def _usable(self) -> bool:
         """False (after waiting a little) while the phone is quarantined and not yet due for a probe."""
@@ -217,6 +218,7 @@ class PhoneWorker(threading.Thread):
             self._report(claim, result)
         finally:
             self.claim, self.episode_id = None, None
+            self.pool.nudge()
         if result.outcome == Outcome.NEEDS_USER and result.episode_id:
             attend(self, result.episode_id, claim.spec)  # keep the phone for a person, within the budget
 
@@ -302,6 +304,9 @@ class WorkerPool:
             max_backoff_s=self.config.endpoint_backoff_max_s,
         )
         self.stopping = threading.Event()
+        # Set when a worker reported a task or stopped: the pool looks at its runs at once, so the end of a run is
+        # noticed when it happens rather than up to poll_s later.
+        self._wake = threading.Event()
         usable = [p for p in phones if p.state is PhoneState.ONLINE]
         self.skipped = [p for p in phones if p.state is not PhoneState.ONLINE]
         self.workers = [PhoneWorker(self, phone) for phone in usable]
@@ -401,6 +406,10 @@ class WorkerPool:
         with self._pending_lock:
             self._pending_at = None
 
+    def nudge(self) -> None:
+        """Something the pool's watch depends on changed (a task was reported, a worker stopped)."""
+        self._wake.set()
+
     def emit_expired(self, episode_id: str) -> None:
         self.emit(
             ProgressEvent("expired", "-", episode_id=episode_id, outcome=str(Outcome.NEEDS_USER_EXPIRED))
@@ -458,6 +467,9 @@ class WorkerPool:
         """No open task left in the pool's runs (or nothing more this pool can do)."""
         if not self.config.until_done:
             return False
+        with self._lock:
+            if self._claims:  # a task claimed here is open: no need to ask the database
+                return False
         run_ids = self.run_ids if self.run_ids is not None else qs.open_run_ids(self.store)
         if not all(qs.run_counts(self.store, run_id).open == 0 for run_id in run_ids):
             return False
@@ -478,6 +490,7 @@ class WorkerPool:
         stalled_since: float | None = None
         try:
             while not self.stopping.is_set():
+                self._wake.clear()
                 sweep(self)
                 if self.finished():
                     break
@@ -488,7 +501,7 @@ class WorkerPool:
                         break
                 else:
                     stalled_since = None
-                self.stopping.wait(self.config.poll_s)
+                self._wake.wait(self.config.poll_s)
         except KeyboardInterrupt:
             self.interrupted = True
             log.warning("interrupted: ending the episodes in flight as 'interrupted'")
@@ -497,6 +510,7 @@ class WorkerPool:
     def stop(self, timeout: float | None = None) -> None:
         """Ask every worker to stop after its current step, and wait for them."""
         self.stopping.set()
+        self._wake.set()
         for worker in self.workers:
             if worker.is_alive():
                 worker.join(timeout)

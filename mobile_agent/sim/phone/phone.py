@@ -26,6 +26,7 @@ exactly these names; keep them stable):
     phone.screen_on: bool; phone.locked: bool; phone.battery_level: int; phone.orientation: int
     phone.u2_start() -> str | None          # None = started; else the error text to print ("already registered")
     phone.u2_stop(); phone.u2_running: bool
+    phone.u2_idle_timeout_ms: int           # the u2 server's Configurator waitForIdleTimeout (0 after each start)
     phone.state                             # SimState: messages_sent, orders, transfers, settings_changed, typed ...
     phone.events: list[Event]               # append-only log of everything that happened (for tests and verify)
     phone.count_request(kind); phone.requests: Counter[str]   # every request a host made (benchmarks count them)
@@ -142,6 +143,7 @@ class Phone:
         self.battery_level = self.config.battery_level
         self.orientation = 0
         self.u2_running = False
+        self.u2_idle_timeout_ms = 0
         self.scenario: Scenario | None = None
         self.touch_down: tuple[int, int, float] | None = (
             None  # u2 injectInputEvent ACTION_DOWN not yet lifted
@@ -316,6 +318,7 @@ class Phone:
             if self.faults.u2_already_registered:
                 return ALREADY_REGISTERED
             self.u2_running = True
+            self.u2_idle_timeout_ms = 0  # a new server process starts with the u2.jar's own Configurator
             self.record("u2", running=True)
             return None
 

@@ -218,6 +218,7 @@ class SimpleCommand:
 class AndOrItem:
     connector: str | None  # None for the first, else "&&", "||" or ";"
     pipeline: list[SimpleCommand]
+    background: bool = False  # ended by "&": runs on, detached from the stream (like `nohup CMD &`)
 
 
 def parse(tokens: list[Word | Op]) -> list[AndOrItem]:
@@ -249,7 +250,7 @@ def parse(tokens: list[Word | Op]) -> list[AndOrItem]:
         cmd = SimpleCommand()
         if tok.text == "|":
             continue
-        items.append(AndOrItem(connector, pipeline))
+        items.append(AndOrItem(connector, pipeline, background=tok.text == "&"))
         pipeline = []
         connector = ";" if tok.text == "&" else tok.text
     if cmd.words or cmd.redirects:
@@ -358,11 +359,23 @@ class ShellSession:
                 continue
             if item.connector == "||" and self.status == 0:
                 continue
+            if item.background:
+                self._run_detached(item.pipeline)
+                self.status = 0
+                continue
             self.status = self._run_pipeline(item.pipeline, io)
             if isinstance(self.status, Exit):
                 self.status = int(self.status)
                 break
         return self.status
+
+    def _run_detached(self, pipeline: list[SimpleCommand]) -> None:
+        """A background job: it outlives this stream (output not redirected is dropped, and it never sees a hangup,
+        as a `nohup`-ed job)."""
+        detached = ShellIO(stdout=lambda _: None, stderr=lambda _: None)
+        threading.Thread(
+            target=self._run_pipeline, args=(pipeline, detached), name="sim-sh-background", daemon=True
+        ).start()
 
     def expand(self, word: Word, env: dict[str, str] | None = None) -> str:
         parts = []

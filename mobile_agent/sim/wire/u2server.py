@@ -5,6 +5,15 @@ new stream per request and closes it after reading the Content-Length body; ``Co
 ``GET /ping`` -> ``pong``; ``POST /jsonrpc/0`` -> JSON-RPC 2.0 with the methods uiautomator2 3.7.1 calls for
 info, window size, screenshots, gestures, keys, clipboard, text input, hierarchy and the common selector queries.
 Errors use the server's format (code -32001 + Java exception class in ``message``; -32601 for unknown methods).
+``GET /stop`` stops the server, as the real one's HTTP server does.
+
+Idle, as the u2.jar uiautomator2 3.7 launches (openatx/android-uiautomator-server-jar @ d0449b9da4b32ad28bee0d3c3f561c49010acf35)
+has it: ``waitForIdle(timeout)`` is ``void`` (it blocks until the UI is idle or the timeout passes and answers null
+either way; AutomatorService.java); ``dumpWindowHierarchy`` waits for idle first (stub/AccessibilityNodeInfoDumper
+``getWindowRoots`` begins with ``device.waitForIdle()``), but for the Configurator's waitForIdleTimeout only, which
+AutomatorServiceImpl's constructor sets to 0 — and UiAutomation.waitForIdle with a global timeout of 0 gives up at
+once (aosp-mirror/platform_frameworks_base core/java/android/app/UiAutomation.java @ 0172a23b). So a dump waits for
+idle only after a client raised that timeout with ``setConfigurator`` (which a server restart resets).
 """
 
 from __future__ import annotations
@@ -32,6 +41,14 @@ UIAUTOMATION_NOT_CONNECTED = (
     "java.lang.IllegalStateException: UiAutomation not connected, UiAutomation@1f3c2a8[id=-1, flags=0]"
 )
 OBJECT_NOT_FOUND = "androidx.test.uiautomator.UiObjectNotFoundException"
+# What AutomatorServiceImpl's constructor sets (waitForIdleTimeout lives on the phone: it changes)
+CONFIGURATOR_DEFAULTS = {
+    "actionAcknowledgmentTimeout": 500,
+    "keyInjectionDelay": 0,
+    "scrollAcknowledgmentTimeout": 200,
+    "waitForSelectorTimeout": 0,
+    "uiAutomationFlags": 0,
+}
 
 
 class Stream(Protocol):
@@ -147,6 +164,10 @@ class U2Server:
             counter(_request_name(method, path, body))
         if method == "GET" and path == "/ping":
             self._respond(stream, 200, b"pong", "text/plain", close=not keep_alive)
+        elif method == "GET" and path == "/stop":
+            self._respond(stream, 200, b"Server stopped!!!", "text/plain", close=True)
+            self.phone.u2_stop()
+            return False
         elif method == "GET" and path == "/info":
             self._respond(
                 stream,
@@ -194,6 +215,13 @@ class U2Server:
             return _encode(
                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
             )
+        if isinstance(request, list):
+            # A batch: the server's jsonrpc4j (JsonRpcBasicServer.handleArray) answers its calls one after another,
+            # in order, as one JSON array in one HTTP response.
+            return b"[" + b",".join(self._handle_call(call) for call in request) + b"]"
+        return self._handle_call(request)
+
+    def _handle_call(self, request: Any) -> bytes:
         rid = request.get("id") if isinstance(request, dict) else None
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
             return _encode(
@@ -248,13 +276,27 @@ class U2Server:
         data = self.phone.screenshot("jpeg", quality=int(quality), scale=float(scale or 1.0))
         return base64.b64encode(data).decode("ascii")
 
-    def rpc_waitForIdle(self, timeout_ms: int = 10000) -> bool:
-        return self.phone.display.wait_for_idle(float(timeout_ms) / 1000)
+    def rpc_waitForIdle(self, timeout_ms: int = 10000) -> None:
+        self.phone.display.wait_for_idle(float(timeout_ms) / 1000)  # void on the real server: it never tells
+        return None
 
     def rpc_dumpWindowHierarchy(
         self, compressed: bool = False, max_depth: int = 50, root_in_active: bool = False
     ) -> str:
+        idle_ms = getattr(self.phone, "u2_idle_timeout_ms", 0)
+        if idle_ms > 0:
+            self.phone.display.wait_for_idle(idle_ms / 1000)
         return self.phone.hierarchy_xml(max_depth=int(max_depth or 50))
+
+    def rpc_getConfigurator(self) -> dict[str, Any]:
+        return {**CONFIGURATOR_DEFAULTS, "waitForIdleTimeout": getattr(self.phone, "u2_idle_timeout_ms", 0)}
+
+    def rpc_setConfigurator(self, info: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(info, dict):
+            raise TypeError("setConfigurator takes a ConfiguratorInfo object")
+        if "waitForIdleTimeout" in info:
+            self.phone.u2_idle_timeout_ms = max(0, int(info["waitForIdleTimeout"]))
+        return self.rpc_getConfigurator()
 
     def rpc_wakeUp(self) -> bool:
         self.phone.key("wakeup")
@@ -452,8 +494,10 @@ class U2Server:
 def _request_name(method: str, path: str, body: bytes) -> str:
     """``u2 <rpc method>`` for a JSON-RPC call, ``u2 GET /ping`` for the rest (the phone's request counts)."""
     if path.startswith("/jsonrpc/"):
-        found = re.search(rb'"method"\s*:\s*"([A-Za-z0-9_]+)"', body[:4096])
-        return f"u2 {found.group(1).decode() if found else '?'}"
+        found = [m.decode() for m in re.findall(rb'"method"\s*:\s*"([A-Za-z0-9_]+)"', body[:4096])]
+        if body.lstrip()[:1] == b"[":
+            return f"u2 batch[{','.join(found)}]"
+        return f"u2 {found[0] if found else '?'}"
     return f"u2 {method} {path}"
 
 

@@ -30,7 +30,9 @@ FAST = SchedulerConfig(poll_s=0.02, heartbeat_s=0.2, probe_every_s=60, endpoint_
 def phones_answer_probes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Fake phones: probe_online says what ``broken[serial]`` says (nothing = healthy)."""
     broken: dict[str, str] = {}
-    monkeypatch.setattr("mobile_agent.farm.scheduler.pool.probe_online", lambda entry: broken.get(entry.serial))
+    monkeypatch.setattr(
+        "mobile_agent.farm.scheduler.pool.probe_online", lambda entry: broken.get(entry.serial)
+    )
     return broken
 
 
@@ -277,3 +279,28 @@ def test_a_dead_workers_phone_lease_is_taken_over(store) -> None:
     assert {j for j in (e.phone for e in pool.events if e.kind == "done")} == {phone.serial}
     assert any(e.kind == "busy_elsewhere" and e.phone == other_phone.serial for e in pool.events)
     assert phone_db.farm_device(store, other_phone.key).worker == live_other  # a live holder keeps its phone
+
+
+def test_the_pool_ends_when_its_last_task_is_reported_not_a_poll_later(store: TrajectoryStore) -> None:
+    """Workers wake the pool when they report, so a drained run ends at once however long the poll is, and the
+    pool does not count the run's open tasks while its own workers hold claims."""
+    run_id = enqueue(store, 6)
+    slow_poll = SchedulerConfig(poll_s=30, heartbeat_s=30, stall_s=60)
+    counted_while_claimed = []
+    real_counts = qs.run_counts
+
+    def counting(store_, run_id_):
+        counted_while_claimed.append(bool(pool._claims))
+        return real_counts(store_, run_id_)
+
+    pool = WorkerPool(
+        store, make_phones(1), FakeRunner(store, step_s=0.05), config=slow_poll, run_ids=[run_id]
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("mobile_agent.farm.scheduler.pool.qs.run_counts", counting)
+        thread = threading.Thread(target=pool.run)
+        thread.start()
+        thread.join(15)  # half the poll: only a wake-up from the workers can end it in time
+    assert not thread.is_alive(), "the pool waited for its poll instead of noticing the drained run"
+    assert qs.run_counts(store, run_id) == qs.RunCounts(done=6)
+    assert counted_while_claimed and not any(counted_while_claimed)

@@ -15,7 +15,11 @@ from mobile_agent.agent.safety import SafetyGate, parse_policy
 from mobile_agent.apps.registry import load_registry
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-ATTACKS = yaml.safe_load((DATA / "safety_attacks" / "cases.yaml").read_text())
+ATTACKS = [  # every round of the corpus: cases.yaml, cases_round2.yaml, ...
+    case
+    for path in sorted((DATA / "safety_attacks").glob("cases*.yaml"))
+    for case in yaml.safe_load(path.read_text())
+]
 REAL = DATA / "real_viewtrees"
 REAL_LABELS = yaml.safe_load((REAL / "labels.yaml").read_text())
 
@@ -101,7 +105,8 @@ def test_real_trees_consequential_targets_are_caught_and_harmless_ones_pass(regi
             harmless += 1
             if decision.kind:
                 flagged.append(f"{where} -> {decision.kind} ({decision.source})")
-    assert len(caught) >= 0.8 * (len(caught) + len(missed)), missed
+    assert len(caught) + len(missed) >= 20  # real consequential targets, not a handful
+    assert len(caught) >= 0.95 * (len(caught) + len(missed)), missed
     assert len(flagged) <= 0.03 * harmless, flagged
 
 

@@ -37,7 +37,17 @@ def test_variants_name_their_kind(label, kind):
 
 @pytest.mark.parametrize(
     "label",
-    ["Display", "Payment methods", "查看订单", "订单详情", "支付宝", "转账记录", "记得转账AA", "[转账]", "发送验证码"],
+    [
+        "Display",
+        "Payment methods",
+        "查看订单",
+        "订单详情",
+        "支付宝",
+        "转账记录",
+        "记得转账AA",
+        "[转账]",
+        "发送验证码",
+    ],
 )
 def test_places_and_running_text_name_no_control(label):
     assert verb_kind(label) is None

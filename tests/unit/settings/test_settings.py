@@ -151,3 +151,31 @@ def test_farm_commands_take_the_config_file_below_flags_and_stored_runs(tmp_path
     assert resumed["model"] == "stored" and resumed["family"] == "autoglm"
     flagged = _settings(_Overrides({"model": "flag"}), {"model": "stored"})
     assert flagged["model"] == "flag"
+
+
+def test_each_setting_reads_its_own_variables_only(clean_env) -> None:
+    """MOBILE_AGENT_DEVICE before ANDROID_SERIAL, either apps variable, names matched ignoring case; a look-alike
+    such as DEVICE or APPS_DIR, which other programs set for their own reasons, is not ours."""
+    clean_env.setenv("DEVICE", "not-ours")
+    clean_env.setenv("APPS_DIR", "/not/ours")
+    assert load_settings().device is None and load_settings().apps_dir is None
+    clean_env.setenv("ANDROID_SERIAL", "adb-phone")
+    assert load_settings().device == "adb-phone"
+    clean_env.setenv("MOBILE_AGENT_DEVICE", "our-phone")
+    assert load_settings().device == "our-phone"
+    clean_env.setenv("MOBILE_AGENT_APPS_DIR", "/apps")
+    assert load_settings().apps_dir == "/apps"
+    clean_env.setenv("mobile_agent_model", "lower-case")
+    assert load_settings().model == "lower-case"
+
+
+def test_a_bad_environment_value_is_a_config_error_naming_the_setting(clean_env) -> None:
+    clean_env.setenv("MOBILE_AGENT_HISTORY_SCALE", "2")
+    with pytest.raises(ConfigError, match="setting history_scale"):
+        load_settings()
+    clean_env.setenv("MOBILE_AGENT_HISTORY_SCALE", "0.5")
+    clean_env.setenv("MOBILE_AGENT_HISTORY_QUALITY", "60")
+    s = load_settings()
+    assert (s.history_scale, s.history_quality) == (0.5, 60)
+    with pytest.raises(ConfigError, match="setting nonsense"):
+        load_settings(nonsense=1)

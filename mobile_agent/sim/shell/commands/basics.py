@@ -1,6 +1,8 @@
-"""sh builtins and the toybox identity applets: true, false, exit, echo, sleep, id, whoami, pwd, toybox."""
+"""sh builtins and the toybox identity applets: true, false, exit, echo, sleep, id, whoami, pwd, toybox, nohup."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from mobile_agent.sim.shell.sh import CommandTable, Ctx, Exit
 
@@ -99,3 +101,14 @@ TOYBOX_APPLETS = {
     "grep",
 }
 TOYBOX_APPLETS |= {"true", "false", "chmod", "chown", "sync"}
+
+
+@COMMANDS.register("nohup")
+def _nohup(ctx: Ctx) -> int:
+    """Runs the command as given (a hangup never reaches a simulated job that `&` detached anyway)."""
+    if len(ctx.args) < 2:
+        return ctx.fail("usage: nohup COMMAND [ARG...]")
+    fn = ctx.session.commands.get(ctx.args[1])
+    if fn is None:
+        return ctx.fail(f"nohup: {ctx.args[1]}: No such file or directory", 127)
+    return fn(replace(ctx, args=ctx.args[1:]))

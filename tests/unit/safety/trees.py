@@ -1,0 +1,23 @@
+"""Building uiautomator trees for the gate's unit tests."""
+
+APP = "com.example.app"  # an unknown app: blind taps in it fail closed
+
+
+def n(text="", bounds="[0,0][100,100]", kids="", **attrs):
+    """A node: ``click=True`` for clickable, ``cls``, ``rid``, ``desc``, ``pkg`` and any other attribute by name."""
+    base = {
+        "text": text,
+        "resource-id": attrs.pop("rid", ""),
+        "class": attrs.pop("cls", "android.widget.TextView"),
+        "package": attrs.pop("pkg", APP),
+        "content-desc": attrs.pop("desc", ""),
+        "clickable": str(attrs.pop("click", False)).lower(),
+        "bounds": bounds,
+        **{k.replace("_", "-"): str(v).lower() if isinstance(v, bool) else v for k, v in attrs.items()},
+    }
+    body = " ".join(f'{k}="{v}"' for k, v in base.items())
+    return f"<node {body}>{kids}</node>" if kids else f"<node {body} />"
+
+
+def tree(*windows):
+    return f'<hierarchy rotation="0">{"".join(windows)}</hierarchy>'

@@ -1,0 +1,135 @@
+"""Text folding (mobile_agent/screen/text.py): each way a label can be written so that it shows the same word
+folds to the same form, and words of other scripts keep their own letters."""
+
+import pytest
+
+from mobile_agent.screen.text import amounts, first_line, fold, has_line_break, plain, spaced, without_amounts
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        # Latin small capitals, alone and mixed with ordinary letters
+        ("ᴘᴀʏ ɴᴏᴡ", "paynow"),
+        ("ꜱᴇɴᴅ", "send"),
+        ("Pᴀy", "pay"),
+        ("ᴅᴇʟᴇᴛᴇ", "delete"),
+        # bidi overrides: read as displayed
+        ("\u202etnemyap mrifnoC\u202c", "confirmpayment"),
+        ("Confirm \u202etnemyap\u202c", "confirmpayment"),
+        ("\u202etnemyap mrifnoC", "confirmpayment"),  # never closed
+        # nested: only the inner run is reversed
+        ("\u202d\u202etnemyap\u202c mrifnoC\u202c", "paymentmrifnoc"),
+        ("\u202eإرسال\u202c", fold("إرسال")),  # right-to-left letters under an RLO show as they are
+        # default-ignorable code points of every kind
+        ("立即\u034f付款", "立即付款"),
+        ("提\u3164交订单", "提交订单"),
+        ("提\uffa0交订单", "提交订单"),
+        ("提\u115f交订单", "提交订单"),
+        ("删\ufeff除", "删除"),
+        ("删\ufe0f除", "删除"),
+        ("删\U000e0041除", "删除"),
+        ("确认\u2060支付", "确认支付"),
+        ("Pa\u00adyment", "payment"),
+        ("Se\u180end", "send"),
+        # combining marks
+        ("P\u0301a\u0308y", "pay"),
+        ("S\u0338end", "send"),
+        ("Löschen", "loschen"),
+        # variant and compatibility characters
+        ("立即付欵", "立即付款"),
+        ("⽀付", "支付"),
+        ("確認轉帳", "确认转帐"),
+        ("ＰＡＹ　ＮＯＷ", "paynow"),
+        ("𝗦𝗲𝗻𝗱", "send"),
+        # Cyrillic and Greek letters spoofing Latin ones
+        ("Ρау nоw", "paynow"),
+        ("Dеlеtе аccount", "deleteaccount"),
+        ("Р.а.у", "pay"),
+        ("ᏢᎪY", "pay"),  # Cherokee
+        ("Sеոd", "send"),  # Cyrillic е, Armenian ո
+    ],
+)
+def test_what_shows_the_same_folds_the_same(written, shown):
+    assert fold(written) == shown
+
+
+@pytest.mark.parametrize(
+    "word", ["Перевести", "Удалить", "Оплатить", "Отправить", "Купить", "Позвонить", "Καλημέρα"]
+)
+def test_words_that_are_russian_or_greek_for_real_keep_their_letters(word):
+    folded = fold(word)
+    assert folded == word.lower().replace("έ", "ε")
+    assert spaced(f"{word} 1 500 ₽").startswith(folded)
+
+
+def test_kana_voicing_and_hangul_survive():
+    assert fold("ガ") != fold("カ")
+    assert fold("결제하기") == "결제하기"
+    assert plain("購入ボタンを押して") == "購入ボタンを押して"
+
+
+@pytest.mark.parametrize("sep", ["\n", "\r", "\r\n", "\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c"])
+def test_every_line_separator_is_a_line_break(sep):
+    assert has_line_break(f"see you{sep}")
+    assert first_line(f"see you{sep}later") == "see you"
+
+
+@pytest.mark.parametrize("text", ["see you", "a\tb", "a\u3000b", "a\u00a0b", ""])
+def test_spaces_and_tabs_are_not_line_breaks(text):
+    assert not has_line_break(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("¥99.00", 99.0),
+        ("￥ 5", 5.0),
+        ("Pay $12.50", 12.5),
+        ("25元", 25.0),
+        ("CNY 100", 100.0),
+        ("€99,00", 99.0),
+        ("59,90 €", 59.9),
+        ("1\u00a0500\u00a0₽", 1500.0),
+        ("1\u202f500,00 ₽", 1500.0),
+        ("12,900원", 12900.0),
+        ("₩12,900", 12900.0),
+        ("R$ 250,00", 250.0),
+        ("US$6.99/month", 6.99),
+        ("$1,299.00", 1299.0),
+        ("1.299,00 €", 1299.0),
+        ("3,300円", 3300.0),
+        ("₹499", 499.0),
+        ("玖拾玖元整", 99.0),
+        ("壹仟元整", 1000.0),
+        ("壹万贰仟叁佰元整", 12300.0),
+        ("九十九元整", 99.0),
+    ],
+)
+def test_amounts_in_every_currency_and_numbering(text, value):
+    found = amounts(text)
+    assert found and found[0].value == pytest.approx(value), (text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1000+人付款",
+        "中国移动 SIM 1",
+        "16M subscribers",
+        "10:24",
+        "三元里",
+        "Visa ····4242",
+        "Pay$",
+        "30000抖币",
+    ],
+)
+def test_counts_times_and_names_are_not_amounts(text):
+    assert amounts(text) == []
+
+
+def test_amounts_are_blanked_out_of_a_label():
+    assert without_amounts("12,900원 결제하기") == "결제하기"
+    assert without_amounts("Pay ¥99.00") == "Pay"
+    assert without_amounts("Перевести 1\u00a0500\u00a0₽") == "Перевести"
+    assert fold(without_amounts("本次缴费 玖拾玖元整，是否继续？")) == "本次缴费是否继续"
