@@ -149,8 +149,9 @@ def beat(store: TrajectoryStore, episode_id: str) -> bool:
 
 class Heartbeat:
     """A daemon thread that renews an episode's heartbeat every ``interval_s`` until stopped; ``beat`` renews it
-    now (the loop calls it each step), unless it was renewed less than ``min_gap_s`` ago: a lease is many beats
-    long, and a write per step would cost more than every other store write of the step."""
+    now (the loop calls it each step), unless it was renewed less than ``min_gap_s`` (by default one interval)
+    ago: a lease is many beats long, and a write per step would cost more than every other store write of the
+    step (measured at 64 phones: 9 % of the runtime's CPU with a 1 s gap)."""
 
     def __init__(
         self,
@@ -163,7 +164,7 @@ class Heartbeat:
         self.store = store
         self.episode_id = episode_id
         self.interval_s = interval_s
-        self.min_gap_s = interval_s / 5 if min_gap_s is None else min_gap_s
+        self.min_gap_s = interval_s if min_gap_s is None else min_gap_s
         self._last: float | None = None  # monotonic time of the last renewal
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"heartbeat-{episode_id}", daemon=True)

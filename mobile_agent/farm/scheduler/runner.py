@@ -153,7 +153,9 @@ class AgentRunner:
         from mobile_agent.agent.config import AgentConfig, NoUser
         from mobile_agent.agent.loop import Agent
         from mobile_agent.device.android import AndroidDevice
+        from mobile_agent.model.base import PromptOptions
         from mobile_agent.model.families import get_family
+        from mobile_agent.settings.values import load_settings
 
         claim, spec = job.claim, job.claim.spec
         family = get_family(spec.get("family") or self.model.family)
@@ -170,11 +172,15 @@ class AgentRunner:
             effects
         ):  # an earlier attempt may already have done part of this task: ask before anything consequential
             policy = asking(policy)
+        frames = load_settings()  # history_scale / history_quality: cheaper history screenshots
         config = AgentConfig(
             max_steps=int(spec.get("max_steps") or self.defaults.max_steps),
             timeout_s=float(spec.get("timeout") or self.defaults.timeout_s),
             safety=policy,
             reserve_s=self.defaults.reserve_s,
+            prompt=PromptOptions(
+                history_image_scale=frames.history_scale, history_image_quality=frames.history_quality
+            ),
         )
         meta: dict[str, Any] = {
             "queue_task": claim.task_id,

@@ -18,7 +18,9 @@ from mobile_agent.apps.registry import AppRegistry, load_registry
 from mobile_agent.screen.viewtree import ViewTree
 
 DATA = Path(__file__).parents[2] / "data"
-DUMPS = sorted((DATA / "real_popups" / "screens").rglob("*.xml")) + sorted((DATA / "real_viewtrees").glob("*.xml"))
+DUMPS = sorted((DATA / "real_popups" / "screens").rglob("*.xml")) + sorted(
+    (DATA / "real_viewtrees").glob("*.xml")
+)
 PACKAGE_RE = re.compile(rb'package="([^"]+)"')
 
 
@@ -54,7 +56,13 @@ def test_match_popup_is_the_first_rule_that_fires_when_all_are_tried(registries,
                 tried = registry.explain_popups(package, xml, activity=activity)
                 first = next((m for m in tried if m.fires), None)
                 match = registry.match_popup(package, xml, activity=activity)
-                assert (match.rule.id, match.action) == (first.rule.id, first.action) if first else match is None
+                if first is None:
+                    assert match is None
+                else:
+                    assert match is not None and (match.rule.id, match.action) == (
+                        first.rule.id,
+                        first.action,
+                    )
 
 
 def test_a_screen_without_the_rule_text_is_ruled_out_and_one_with_it_is_not():
@@ -86,7 +94,7 @@ _SELECTORS = st.sampled_from(
         '[text="同意" || text="关闭"] + [text="跳过"]',
         '[text="关闭" && text.length<3]',
         '[vid="n1"]',
-        "TextView[text*=\"5\"]",
+        'TextView[text*="5"]',
     ]
 )
 
