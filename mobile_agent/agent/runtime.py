@@ -80,7 +80,7 @@ def run_task(
     config = config or AgentConfig()
     if safety is not None:
         config = replace(config, safety=safety)
-    from mobile_agent.settings.values import load_settings  # lazy: pydantic-settings costs start time
+    from mobile_agent.settings.values import load_settings  # lazy: not needed by `--help`
 
     urls = [base_url] if isinstance(base_url, str) else base_url
     settings = load_settings(device=device, adb=adb, base_url=urls, model=model, family=family, db=db)
