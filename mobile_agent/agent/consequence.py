@@ -26,10 +26,19 @@ The rules, in words:
   untouchable unnamed surface of a sheet that names a payment (a PIN pad drawn as one image), and the action key of
   a keyboard that shows no keys; the last control of a written message's row sends, whatever it says ("SMS");
 - Enter on a focused button presses it;
+- a page's last wide button, under one to three amounts the page states and a payee (or a title that names a
+  payment), commits them whatever it says ("Xfer"); under a price that renews ("€10.99/month after") it orders; a
+  receipt (支付成功, "sent you $250.00") or a carousel (page dots) only moves on; a row of a statement ("-500.00")
+  is a record; a long press on a list row selects it (see :mod:`consequence_page`);
+- the share sheet's direct-share targets (a person) send, its app targets open the app; a yes or Share under a
+  request to share a phone number or a location sends; Share on a filled composer posts; "Video" beside "Call"
+  calls (see :mod:`consequence_share`);
 - gestures: a slider whose track (the box around the thumb that holds the gesture's end, either direction) or dialog
   names a kind is that kind, and a track that only says confirm commits the screen; dropping an item onto a "drag
-  here to delete" zone of an unpublished draft only takes it out of the draft; long presses are classified like
-  taps and by their own words (长按清理, 按住说话);
+  here to delete" zone of an unpublished draft only takes it out of the draft; a drag is read where it ends (a
+  launcher's Uninstall zone deletes, its Remove only takes the shortcut off); a slider on a priced page orders;
+  long presses are classified like taps and by their own words (长按清理, 按住说话);
+- a password flag or a bare "Password" hint is a payment secret only where money is on screen (a Wi-Fi key is not);
 - keys and typing: Enter or a typed newline in a chat or comment field sends; typing into a password or PIN field,
   (named by its hint, its password flag, the caption above it, or a row of one-character boxes), or digits while a
   PIN pad (not an amount pad: something on screen asks for a secret) and a payment are on screen, pays;
@@ -47,14 +56,17 @@ from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, ActionKind, Key, Po
 from mobile_agent.agent.consequence_blind import blind_finding
 from mobile_agent.agent.consequence_gesture import gesture_finding
 from mobile_agent.agent.consequence_input import key_finding, launch_finding, type_finding
+from mobile_agent.agent.consequence_page import ledger_row, list_row, review_commit, settled
 from mobile_agent.agent.consequence_screen import (
     asks_for_pin,
+    call_peer,
     commit_elsewhere,
     dialog_choice,
     page_amount,
     questions,
     title_topic,
 )
+from mobile_agent.agent.consequence_share import composer_share, direct_share, shares_personal_data
 from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
 from mobile_agent.agent.lexicon import (
     AUDIENCE,
@@ -176,6 +188,17 @@ def _point_on_tree(
             Finding("send", "gesture", described, "a double tap on an avatar nudges (拍一拍)", ("avatar",)),
             model,
         )
+    if s.action.kind is ActionKind.LONG_PRESS and list_row(ctx):
+        # A long press on a row of a list selects it or opens its menu; its subject line is content, not a label.
+        return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
+    shared = (
+        direct_share(reader, ctx)
+        or shares_personal_data(reader, ctx, labels)
+        or composer_share(reader, ctx, labels)
+        or call_peer(reader, ctx, labels)
+    )
+    if shared is not None:
+        return with_model(shared, model)
     digit = _pin_digit(reader, ctx, labels)
     if digit is not None:
         return with_model(digit, model)
@@ -186,6 +209,7 @@ def _point_on_tree(
     if (
         named is not None
         and not ctx.is_tab
+        and not ledger_row(ctx)  # "转账-王五 -500.00" in a bill: the record of a transfer, opened to read
         and not _entry_tile(reader, ctx, named)
         and not _opens_composer(reader, ctx, named)
     ):
@@ -214,10 +238,27 @@ def _point_on_tree(
         or _yes_prefix(label)
         or pin_key
     )
+    if yes_like and settled(reader, ctx) is not None:
+        # 完成 under 支付成功, Continue under page dots: the money already moved, or the copy is not the action.
+        return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
     if yes_like or (not labels and is_yes_id(ctx.ids)):
         found = _yes_in_context(reader, ctx, main=yes_like and any(is_yes(t) for t in labels))
         if found is not None:
             return with_model(found, model)
+    commit = review_commit(reader, ctx) if labels else None
+    if (
+        commit is not None
+    ):  # "Xfer" under "To: Checking ••8841 / $5,000.00": the page's main button commits it
+        return with_model(
+            Finding(
+                commit[0],
+                "screen",
+                described,
+                f"'{label[:30]}' is the main button of a page stating '{commit[1][:40]}'",
+                (f"page text '{commit[1][:60]}'", "main button"),
+            ),
+            model,
+        )
     if not labels:
         return blind_finding(s, ctx, model)
     choice = dialog_choice(reader, ctx, labels)

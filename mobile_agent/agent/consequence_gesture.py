@@ -6,11 +6,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from mobile_agent.actions import Action, Point
+from mobile_agent.actions import Action, ActionKind, Point
+from mobile_agent.agent.consequence_page import settled
 from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
-from mobile_agent.agent.lexicon import SEARCH_FIELD, SLIDER, id_words, is_yes, topic_kind, verb_kind
+from mobile_agent.agent.lexicon import (
+    MONEY_KINDS,
+    SEARCH_FIELD,
+    SLIDER,
+    id_words,
+    is_yes,
+    topic_kind,
+    verb_kind,
+)
 from mobile_agent.screen.context import ScreenReader, TargetContext, label_of, labels_of
-from mobile_agent.screen.text import fold
+from mobile_agent.screen.text import amounts, fold
 
 TapReader = Callable[[Situation, Point, "tuple[str, str] | None"], "Finding | None"]
 
@@ -32,6 +41,9 @@ def gesture_finding(s: Situation, model: tuple[str, str] | None, tap: TapReader)
     row_action = _row_swipe_action(s.reader, ctx, a)
     if row_action is not None:
         return with_model(row_action, model)
+    dropped = _drop_target(s.reader, ctx, a)
+    if dropped is not None:
+        return with_model(dropped, model)
     # Instructions anywhere on the screen that say what a swipe does ("Swipe a note left to delete it"); not a drop
     # zone the item is dragged onto inside a draft ("拖动到此处删除" takes a picked photo out of an unsent post).
     told = [
@@ -53,6 +65,9 @@ def gesture_finding(s: Situation, model: tuple[str, str] | None, tap: TapReader)
     if is_slider or told:
         words = [*slider_words, *told]
         found = verb_kind(" ".join(words), anywhere=True) or topic_kind([*words, *texts, *near])
+        if found is None and track and words:
+            # "Swipe to request UberX" over "UberX $23.40": a slider on a page that states a price orders it.
+            found = _priced_page(s.reader)
         if found is None and any(_confirms(t) for t in (*words, *track)):
             # "Swipe to confirm": the slider commits whatever the screen is about ("Sending 0.5 ETH").
             found = topic_kind(s.reader.texts()) or (
@@ -73,6 +88,53 @@ def gesture_finding(s: Situation, model: tuple[str, str] | None, tap: TapReader)
     if model is not None:
         return Finding(model[0], "model", ctx.describe(), model[1], (model[1],))
     return None
+
+
+def _priced_page(reader: ScreenReader) -> tuple[str, str] | None:
+    if settled(reader, reader.at(Point(0, 0))) is not None:
+        return None
+    priced = [t for t in reader.texts() if amounts(t)]
+    if not priced or len({(m.currency, m.value) for t in priced for m in amounts(t)}) > 3:
+        return None
+    topic = topic_kind(reader.texts())
+    return topic if topic is not None and topic[0] in MONEY_KINDS else ("order", priced[0])
+
+
+_HOME_APP = re.compile(r"launcher|\.home\b|trebuchet|lawnchair", re.I)
+_SHORTCUT_ONLY = re.compile(r"remove|移除|从主屏幕移除|removefromhome(screen)?")
+
+
+def _drop_target(reader: ScreenReader, ctx: TargetContext, a: Action) -> Finding | None:
+    """A drag that ends on a drop target named by a verb (a launcher's Uninstall / 卸载 zone): the drop does it. A
+    drag ends where the finger lifts, so the end point is read, not the start."""
+    start, end = a.point, a.end
+    if start is None or end is None:
+        return None
+    dragging = a.kind is ActionKind.DRAG or (
+        (a.duration_ms or 0) >= 800
+        and ctx.target is not None
+        and ctx.target.node.get("long-clickable") == "true"
+    )
+    if not dragging:
+        return None
+    at_end = reader.at(end)
+    zone = at_end.target or at_end.hit
+    if zone is None or zone.bounds is None or (ctx.target is not None and zone.node is ctx.target.node):
+        return None
+    if _draft_drop_zone(reader, zone, a):
+        return None
+    found = next((k for t in at_end.labels if (k := verb_kind(t, anywhere=True)) is not None), None)
+    if found is None:
+        return None
+    if _HOME_APP.search(zone.package) and _SHORTCUT_ONLY.fullmatch(fold(found[1])):
+        return None  # a home screen's Remove / 移除 takes the shortcut off the home screen; the app stays
+    return Finding(
+        found[0],
+        "gesture",
+        at_end.describe(),
+        f"a drag that ends on the drop target '{found[1][:30]}'",
+        (f"drop target '{found[1][:40]}'",),
+    )
 
 
 def _track_texts(reader: ScreenReader, ctx: TargetContext, end: Point) -> list[str]:

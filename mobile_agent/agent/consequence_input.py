@@ -17,7 +17,12 @@ from mobile_agent.agent.lexicon import (
 from mobile_agent.agent.links import LINK, link_kind
 from mobile_agent.screen.context import TargetContext
 from mobile_agent.screen.fields import caption_of, pin_boxes
-from mobile_agent.screen.text import first_line, fold, has_line_break
+from mobile_agent.screen.text import amounts, first_line, fold, has_line_break
+
+_PAYMENT_SECRET = re.compile(
+    r"pin\b|pin码|支付|交易|付款|cvv|cvc|securitycode|暗証|결제|платеж|оплат|passcode|验证码|captcha|otp|code",
+    re.I,
+)
 
 
 def _input_field(s: Situation) -> TargetContext | None:
@@ -120,7 +125,12 @@ def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
         )
         if is_secret and not SEARCH_FIELD.search(words):
             login = re.search(r"登录|登陆|log ?in|sign ?in|注册", " ".join(screen), re.I)
-            if money_topic is not None and money_topic[0] in MONEY_KINDS or not login:
+            # A password flag or a bare "Password" hint is a payment secret only where money is on screen (a
+            # Wi-Fi key, an account password are not); a PIN, 支付密码, a CVV name one wherever they are.
+            paying = (
+                money_topic is not None and money_topic[0] in MONEY_KINDS or any(amounts(t) for t in screen)
+            )
+            if paying or (not login and _PAYMENT_SECRET.search(fold(words))):
                 kind = money_topic[0] if money_topic and money_topic[0] in MONEY_KINDS else "pay"
                 return with_model(
                     Finding(

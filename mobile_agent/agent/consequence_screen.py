@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from mobile_agent.agent.consequence_page import past_event
 from mobile_agent.agent.finding import Finding
 from mobile_agent.agent.lexicon import PASSWORD_HINT, is_no, is_refusal, is_yes, topic_kind, verb_kind
 from mobile_agent.screen.context import ScreenReader, TargetContext, readable
@@ -164,11 +165,57 @@ def page_amount(reader: ScreenReader, ctx: TargetContext) -> str | None:
     return found[0].text
 
 
+_MEDIUM = re.compile(r"(video|视频|視訊|ビデオ|영상|видео|vidéo|vídeo|audio|voice|语音|音声|음성)")
+
+
+def call_peer(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> Finding | None:
+    """ "Video" beside "Call" on a contact card (Call | Text | Video): a medium named among the card's call actions
+    places a call in that medium."""
+    target = ctx.target
+    if target is None or len(labels) != 1 or _MEDIUM.fullmatch(fold(labels[0])) is None:
+        return None
+    node = target.node
+    for _ in range(2):  # the action may sit in a wrapper of its own
+        parent = node.getparent()
+        if parent is None or parent.tag != "node":
+            return None
+        peers = [p for p in parent.iterchildren("node") if p is not node and _clickable_box(p)]
+        if len(peers) >= 1:
+            for p in peers:
+                words = " ".join(_labels(reader.element(p))) if reader.element(p) is not None else ""
+                found = verb_kind(words) if words else None
+                if found is not None and found[0] == "call":
+                    return Finding(
+                        "call",
+                        "label",
+                        ctx.describe(),
+                        f"'{labels[0]}' beside '{found[1]}' places a call",
+                        (f"label '{labels[0]}'", f"peer '{found[1]}'"),
+                    )
+        node = parent
+    return None
+
+
+def _clickable_box(node) -> bool:  # noqa: ANN001 - an lxml node
+    return node.get("clickable") == "true" or any(n.get("clickable") == "true" for n in node.iter("node"))
+
+
 def title_topic(reader: ScreenReader, ctx: TargetContext) -> tuple[str, str] | None:
     """What the page under a dialog is about, from its title bar ("删除成员" under "确定将「李四」移出群聊？")."""
     if ctx.container is None:
         return None
-    return topic_kind(reader.page_title(outside=ctx.container))
+    title = reader.page_title(outside=ctx.container)
+    if past_event(title):
+        return None  # 最近删除 under "确定恢复这5张照片吗？": what the page names already happened
+    return topic_kind(title)
 
 
-__all__ = ["asks_for_pin", "commit_elsewhere", "dialog_choice", "page_amount", "questions", "title_topic"]
+__all__ = [
+    "asks_for_pin",
+    "call_peer",
+    "commit_elsewhere",
+    "dialog_choice",
+    "page_amount",
+    "questions",
+    "title_topic",
+]

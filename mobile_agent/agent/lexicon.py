@@ -11,6 +11,16 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from mobile_agent.agent.lexicon_languages import (
+    CONFIRM_WORDS,
+    FOLDED_LEADS,
+    FOLDED_TOPICS,
+    FOLDED_VERBS,
+    NO_WORDS,
+    SPACED_TOPICS,
+    SPACED_VERBS,
+    YES_WORDS,
+)
 from mobile_agent.screen.text import fold, plain, spaced, without_amounts
 
 KINDS = ("pay", "transfer", "order", "delete", "send", "post", "call", "sensitive")
@@ -19,79 +29,39 @@ MONEY_KINDS = frozenset({"pay", "transfer", "order"})
 # Chinese on the folded form (no spaces, simplified, lower case); English on the spaced form with word starts.
 _ZH_VERBS: dict[str, str] = {
     "transfer": r"转账|转帐|汇款|转给|转出|提现",
-    "pay": r"支付|付款|付钱|买单|结账|结帐|收银台|确认收货|免密|自动扣款|代扣|立即充值|充值|缴费|打赏|赞赏|续费|赠送|送出|送礼物|借款",
-    "order": r"下单|提交订单|确认订单|立即购买|马上购买|立即抢购|抢购|立即预订|确认预订|立即兑换|买入|卖出|立即申购|申购|加购并结算|拼单|开通(?!权限|通知|定位|蓝牙)|再来一单|再买一单|再次购买|再买一次",
+    "pay": r"支付|付款|付钱|买单|结账|结帐|收银台|确认收货|免密|自动扣款|代扣|立即充值|充值|缴费|打赏|赞赏|续费|赠送|送出|送礼物|借款|"
+    r"捐款|捐赠|捐助|捐钱|捐(?=$|\d)|自动续费|自动扣费|免密支付|签约代扣",
+    "order": r"下单|提交订单|确认订单|立即购买|马上购买|立即抢购|抢购|立即预订|确认预订|立即兑换|买入|卖出|立即申购|申购|加购并结算|拼单|开通(?!权限|通知|定位|蓝牙)|再来一单|再买一单|再次购买|再买一次|叫车|立即叫车|确认叫车",
     "delete": r"删除|清空|清除|清理|移除|卸载|注销|解绑|撤回|粉碎|恢复出厂",
     "send": r"发送|发出|传送|拍一拍|邀请|重发|重新发送|(共享|分享|发送)(实时)?位置",
-    "post": r"发表|发布|发帖|发动态|发朋友圈|发微博|投稿|转发|分享到朋友圈",
+    "post": r"发表|发布|发帖|发动态|发朋友圈|发微博|投稿|转发|快转|快速转发|分享到朋友圈",
     "call": r"呼叫|拨打|拨号|通话|打电话|回拨|视频聊天|语音聊天|接听",
 }
-# The same kinds in Japanese and Korean (matched like Chinese, on the folded form).
-_JA_KO_VERBS: dict[str, str] = {
-    "transfer": r"振込|振り込|送金|송금|이체",
-    "pay": r"支払|払う|決済|お支払い|결제|지불|충전",
-    "order": r"購入|注文|買う|구매|주문",
-    "delete": r"削除|消去|ゴミ箱に移動|ゴミ箱へ移動|삭제|지우기|휴지통으로 이동|탈퇴",
-    "send": r"送信|送る|보내기|전송",
-    "post": r"投稿|게시|올리기",
-    "call": r"発信|通話|전화|통화|보이스톡|페이스톡",
-}
-# Text is folded before matching (OpenCC turns 購入 into 购入), so the words are folded the same way.
-_JA_KO_FOLDED = {
-    kind: "|".join(dict.fromkeys(fold(word) for word in words.split("|")))
-    for kind, words in _JA_KO_VERBS.items()
-}
-for _kind, _pattern in _JA_KO_FOLDED.items():
+for _kind, _pattern in FOLDED_VERBS.items():
     _ZH_VERBS[_kind] += "|" + _pattern
 _EN_VERBS: dict[str, str] = {
-    "transfer": r"\btransfer|\bsend ?money\b|\bwire\b|\bwithdraw|\bremit|\bcash out\b",
+    "transfer": r"\btransfer|\bsend ?money\b|\bwire\b|\bwithdraw|\bremit|\bcash out\b|\bxfer\b|\btrf\b",
     "pay": r"\bpay(?!ment methods?\b|pal\b)|\btop ?up\b|\bconfirm payment|\bauto-?pay|\bauto-?debit|\btip( now)?$|"
     r"\bdonate\b|\brecharge\b|\bsend (a )?gift\b",
     "order": r"\bbuy\b|\bbuy ?now\b|\bplace ?(your )?order|\bsubmit ?order|\bpurchase|\border now|\bbook now|\bsubscribe\b|\bsell\b|\breorder\b|\border again\b|\bbuy again\b|"
     r"\bcheckout\b|\bproceed to checkout|\bpre-?order\b|\bplace (a )?bid\b|\bbid now\b|\bconfirm bid\b|"
-    r"\b(reserve|rent|book) now\b",
+    r"\b(reserve|rent|book) now\b|"
+    # a ride is ordered by requesting it; a trial that renews by itself is a subscription
+    r"\brequest (an? )?(uber\w*|lyft|rides?|cars?|taxis?|trips?|pickups?|drivers?)\b|\bbook (a |this )?(ride|taxi|cab)\b|"
+    r"\b(start|try|get|begin) (my |your |the |a )?(\d+ (day|week|month)s? )?free (trial|month|week|period)\b|"
+    r"\bstart (my |your )?(membership|subscription|premium)\b",
     "delete": r"\bdelete|\bremove\b|\berase|\bwipe|\bclear (all )?(chats?|history|data|messages|conversations?|records|photos|contacts)\b|\bempty trash|\buninstall|\bunsend|\breset\b|\bmove to (the )?trash|\bmove to bin\b",
     "send": r"\bsend\b|\bsend it\b|\bnudge\b|\binvite\b|\bresend\b|\bsend again\b|\bretry sending\b",
     "post": r"\bpost\b|\btweet\b|\bpublish|\bshare now\b|\brepost|\bretweet",
     "call": r"\bcall\b|\bdial\b|\bvideo call|\bvoice call|\bfacetime|\banswer\b|\bjoin (now|(the )?(meeting|call))\b|\bask to join\b",
 }
-# Russian, German, French, Spanish and Portuguese, matched like English (spaced form, word starts). Written folded:
-# lower case, without accents, as ``spaced`` leaves a label (a unit test holds every word to that).
-_EU_VERBS: dict[str, str] = {
-    "transfer": r"\bперевест\w*|\bпереведи(те)?\b|\bвывест\w*|\bвыведи(те)?\b|\buberweis(en|ung (senden|bestatigen))\b|"
-    r"\bgeld senden|\bvirement\b|\beffectuer le virement|\btransfer(er|ez)\b|\btransferir\b|\btransfira\b|"
-    r"\benviar (dinero|dinheiro)\b|\bpix\b",
-    "pay": r"\bоплат(ить|ите|и|а)\b|\bзаплат(ить|ите|и)\b|\bпополн(ить|ите|и)\b|\bbezahlen\b|\bzahlen\b|"
-    r"\bzahlungspflichtig|\bkostenpflichtig|\bzahlung bestatigen|\bpay(er|ez)\b|\bconfirmer (le )?paiement|\bregler\b|"
-    r"\bpag(ar|a|ue)\b|\bconfirmar (pago|pagamento)\b",
-    "order": r"\bкуп(ить|ите|и)\b|\bзаказ(ать|ите|ать сейчас)\b|\bоформ(ить|ите)( заказ)?\b|\bbestellen\b|\bkaufen\b|"
-    r"\bkauf bestatigen|\bachet(er|ez)\b|\bcommand(er|ez)\b|\bpasser (la )?commande|\bvalider (la |ma )?commande|"
-    r"\bcompr(ar|e)\b|\bfinalizar (compra|pedido)|\b(realizar|hacer|fazer|confirmar) (el |o )?pedido\b|"
-    r"\bconfirmar compra\b",
-    "delete": r"\bудал(ить|ите|и)\b|\bочист(ить|ите|и)\b|\bстере(ть|ть все)\b|\bloschen\b|\bentfernen\b|\bdeinstallieren|"
-    r"\bsupprim(er|ez)\b|\beffac(er|ez)\b|\bdesinstaller|\belimin(ar|a|e)\b|\bborr(ar|a)\b|\bexclu(ir|a)\b|\bapag(ar|ue)\b|"
-    r"\bremover\b|\bdesinstalar",
-    "send": r"\bотправ(ить|ьте|ь)\b|\bпосла(ть)?\b|\bsenden\b|\babsenden\b|\bschicken\b|\benvoy(er|ez)\b|\benvi(ar|a|e)\b",
-    "post": r"\bопубликов\w*|\bveroffentlichen|\bpubli(er|ez)\b|\bpublic(ar|a)\b|\bpubliqu(e|er)\b",
-    "call": r"\bпозвон(ить|ите|и)\b|\banrufen\b|\bappel(er|ez)\b|\bllam(ar|a)\b|\blig(ar|ue)\b",
-}
-# Arabic (folded: the hamza of إرسال is a combining mark once decomposed, so it reads ارسال).
-for _kind, _words in {
-    "transfer": "تحويل حول",
-    "pay": "ادفع دفع",
-    "order": "شراء اشتر اطلب",
-    "delete": "حذف احذف",
-    "send": "ارسال ارسل",
-    "call": "اتصال اتصل",
-}.items():
-    _EU_VERBS[_kind] += "|" + "|".join(rf"\b{w}\b" for w in _words.split())
-for _kind, _pattern in _EU_VERBS.items():
+for _kind, _pattern in SPACED_VERBS.items():
     _EN_VERBS[_kind] += "|" + _pattern
 # Nouns for places to go: removed before the verbs are looked for ("查看订单" is not an order).
 _ZH_PLACES = re.compile(
-    r"支付宝|支付方式|支付设置|支付管理|支付安全|付款方式|付款码|收付款|收款码|转账记录|交易记录|账单|订单详情|查看订单|"
+    r"最近删除|回收站|支付宝|支付方式|支付设置|支付管理|支付安全|付款方式|付款码|收付款|收款码|转账记录|交易记录|账单|订单详情|查看订单|"
     r"我的订单|全部订单|订单列表|待付款|待支付|退款|通话记录|最近通话|发送记录|评论区|查看评论|全部评论|发布会|"
-    r"发送验证码|获取验证码|重新发送验证码|重发验证码|清除搜索|清空搜索|搜索历史|清除缓存|清理缓存|缓存|删除线|回复我的|充值记录|结算规则|买入规则|发现|消息免打扰|"
+    r"捐赠记录|捐款记录|我的捐赠|发送验证码|获取验证码|重新发送验证码|重发验证码|清除搜索|清空搜索|搜索历史|清除缓存|清理缓存|缓存|删除线|回复我的|充值记录|结算规则|买入规则|发现|消息免打扰|"
     r"\d+\+?万?\+?人(付款|购买|已买|已购|收货|想要|评价)|允许.{0,24}?(发送和查看短信|拨打电话和管理通话)|未接来电|未接电话|"
     # what will not happen names nothing: "清理缓存不会删除你的作品", "将清理 1.2GB 缓存"
     r"(不会|并不会|不|无需|不用|不影响|不再)(删除|清除|清空|移除|清理)|(清理|清除|清空).{0,12}缓存"
@@ -100,7 +70,7 @@ _EN_PLACES = re.compile(
     r"\b(payment|pay|order|call|transfer|purchase|post)s? ?(history|details|methods?|settings|records?|list|log|status|options|menu)\b|"
     r"\bview (orders?|details|comments)\b|\bmy orders?\b|\bcall log\b|\bclear search|\bsearch history|\bclear cache|"
     r"\b(re)?send (the )?(verification )?code\b|\bsend (us )?feedback\b|\bsend to (your |my )?(own )?devices?\b|"
-    r"\b(missed|incoming|recent|last) calls?\b|"
+    r"\b(missed|incoming|recent|last) calls?\b|\brecently deleted\b|\bin order (to|for|that)\b|"
     r"\b(won ?t|will not|does not|doesn ?t|do not|never) (be )?(delete|remove|erase|clear|charge)[sd]?\b|"
     # a permission request names what the app may do, not what this tap does
     r"\ballow\b.{0,60}? to (send and view|view and send|make and manage|read and send|send and receive)\b.*"
@@ -118,24 +88,11 @@ _YES = re.compile(
     r"接受|允许|授权|ok|okay|yes|y|confirm|continue|submit|agree|accept|done|next|proceed|go|allow|sure|"
     r"√|✓|✔|"
     # "Clear all" stores nothing by itself (notifications, recents); under "Delete all messages?" it deletes
-    r"clearall|"
-    + _folded_words(
-        # Japanese, Korean, Russian, German, French, Spanish, Portuguese
-        "はい 次へ 続ける 続行 確定する 同意する 承認 확인 예 네 다음 계속 동의 승인 "
-        "да ок подтвердить подтверждаю продолжить далее готово принять "
-        "ja weiter fortfahren bestätigen akzeptieren fertig oui confirmer continuer suivant accepter valider "
-        "sí sim confirmar continuar siguiente seguinte próximo aceptar aceitar listo pronto"
-    )
-    + ")"
+    r"clearall|" + _folded_words(YES_WORDS) + ")"
 )
 _NO = re.compile(
     r"(取消|返回|关闭|暂不|以后再说|稍后|我再想想|再想想|不了|不用了|否|不同意|拒绝|放弃|跳过|知道了|我知道了|"
-    r"cancel|back|close|notnow|no|nothanks|later|dismiss|skip|gotit|×|x|"
-    + _folded_words(
-        "キャンセル いいえ 閉じる 戻る 취소 아니요 닫기 나중에 отмена отменить нет назад закрыть "
-        "abbrechen nein zurück schließen annuler non retour fermer cancelar não volver voltar cerrar fechar"
-    )
-    + ")"
+    r"cancel|back|close|notnow|no|nothanks|later|dismiss|skip|gotit|×|x|" + _folded_words(NO_WORDS) + ")"
 )
 # Words in a dialog or on a screen that say what a yes there would do.
 _ZH_TOPICS: dict[str, str] = {
@@ -147,32 +104,23 @@ _ZH_TOPICS: dict[str, str] = {
     "post": r"发表|发布|公开|投稿",
     "call": r"呼叫|拨打|通话|来电|接听",
 }
-_ZH_TOPICS["pay"] += r"|缴费|扣款|扣除|付费|借款|充值|打赏"
-for _kind, _pattern in _JA_KO_FOLDED.items():
+_ZH_TOPICS["pay"] += (
+    r"|缴费|扣款|扣除|付费|借款|充值|打赏|捐款|善款|捐赠|自动续费|连续包月|到期自动|免密支付|代扣"
+)
+for _kind, _pattern in FOLDED_TOPICS.items():
     _ZH_TOPICS[_kind] += "|" + _pattern
 _EN_TOPICS: dict[str, str] = {
     "transfer": r"\btransfer|\bsend money|\brecipient|\bwithdraw|\bwire\b",
-    "pay": r"\bpay|\bpayment|\bcharge|\btotal\b|\bcheckout|\bpin\b",
+    "pay": r"\bpay|\bpayment|\bcharge|\btotal\b|\bcheckout|\bpin\b|\bbilling agreement|\bauto[- ]?renew|"
+    r"\bfuture (purchases|payments)|\brecurring (payments?|charges?|billing)|\b(month|year|week|mo|yr) after\b|"
+    r"\bafter (your |the )?(free )?trial\b|\bdirect debit|\bdonat(e|ion)",
     "order": r"\border\b|\bpurchase|\bbuy\b|\bsell\b|\bsubscription",
     "delete": r"\bdelete|\bremove|\berase|\bwipe|\bcannot be undone|\bpermanently|\breset\b|\buninstall|\btrash\b|\brecycle bin\b",
     "send": r"\bsend\b|\bsend to\b|\bforward to|\badd (group )?(members|participants|people)\b|\binvite to\b",
     "post": r"\bpost\b|\bpublish|\bpublic\b",
     "call": r"\bcall\b|\bdial\b|\bincoming\b",
 }
-# The same topics in Russian, German, French, Spanish and Portuguese (folded, like ``_EU_VERBS``).
-_EU_TOPICS: dict[str, str] = {
-    "transfer": r"\bперевод|\bполучател|\buberweisung|\bempfanger|\bvirement|\bbeneficiaire|\btransferencia|"
-    r"\btransferindo|\bdestinatari|\bpix\b",
-    "pay": r"\bоплат|\bк оплате|\bитого\b|\bzahlung|\bgesamtsumme|\bzu zahlen|\bpaiement|\ba payer|\bpago\b|"
-    r"\bpagamento|\bpagar\b",
-    "order": r"\bзаказ|\bпокупк|\bbestellung|\bcommande\b|\bpedido\b|\bcompra\b",
-    "delete": r"\bудал|\bбезвозвратно|\bloschen|\bendgultig|\bsupprim|\bdefinitivement|\belimin|\bborrar|"
-    r"\bexclu|\bapagar|\bpermanentemente",
-    "send": r"\bотправ|\bsenden\b|\benvoyer|\benviar",
-    "post": r"\bпубликац|\bopublik|\bveroffentlich|\bpublier|\bpublicar",
-    "call": r"\bзвонок|\bвызов|\banruf|\bappel\b|\bllamada|\bchamada|\bligacao",
-}
-for _kind, _pattern in _EU_TOPICS.items():
+for _kind, _pattern in SPACED_TOPICS.items():
     _EN_TOPICS[_kind] += "|" + _pattern
 SLIDER = re.compile(r"滑|拖动|拖到|slide|swipe|drag")
 HOLD = re.compile(r"长按|按住|holdto|pressandhold|longpress")
@@ -228,10 +176,13 @@ def _first(patterns: dict[str, str], text: str) -> str | None:
 # What may stand before the verb in a control's name: "确认支付", "¥99.00 立即支付", "一键清理", "同意并支付".
 _ZH_LEAD = re.compile(
     r"^[¥$€£\d.,元]*(.{0,2}?(确认|确定|立即|马上|去|再|一键|全部|批量|永久|彻底|同意并|同意协议并|完成|继续|"
-    r"提交并|重新|视频|语音|免密|开通|我要|点击|快速|安全|极速|立刻|现在|今すぐ|すぐに|确认して|ご|お)+)?$"
+    r"提交并|重新|视频|语音|免密|开通|我要|点击|快速|安全|极速|立刻|现在|一起|今すぐ|すぐに|确认して|ご|お|"
+    + FOLDED_LEADS
+    + r")+)?$"
 )
 _EN_LEAD = re.compile(
-    r"^[¥$€£\d., ]*((confirm|and|yes|ok|now|secure|instant|quick|express|one-click|start|make|place|begin|a|an|the)( |& |and )*)*$"
+    r"^[¥$€£\d., ]*((confirm|and|yes|ok|now|secure|instant|quick|express|one-click|start|make|place|begin|a|an|the|"
+    r"jetzt|sofort|ahora|agora|maintenant|sekarang|ngay)( |& |and )*)*$"
 )
 
 
@@ -271,6 +222,32 @@ def _closes_short_name(kind: str, before: str, verb: str, after: str, *, zh: boo
     return not after.strip() and len(before.split()) <= 2 and _EN_NOT_BEFORE.search(before) is None
 
 
+# What a pictograph shows, by its Unicode name: 🗑 WASTEBASKET, 📞 TELEPHONE RECEIVER, ☎ BLACK TELEPHONE,
+# 💸 MONEY WITH WINGS, ✉ ENVELOPE, 📤 OUTBOX TRAY, 🛒 SHOPPING TROLLEY. A label that is only such a sign names
+# what the sign shows, as an icon would.
+_SYMBOL_NAMES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("delete", re.compile(r"\bWASTEBASKET\b|\bWASTE ?BASKET\b")),
+    ("call", re.compile(r"^(BLACK |WHITE )?TELEPHONE( RECEIVER)?$|^TELEPHONE RECEIVER\b")),
+    ("pay", re.compile(r"^MONEY WITH WINGS$")),
+    ("send", re.compile(r"^(ENVELOPE|OUTBOX TRAY|ENVELOPE WITH DOWNWARDS ARROW ABOVE|WHITE ENVELOPE)$")),
+    ("order", re.compile(r"^SHOPPING (TROLLEY|CART)$")),
+)
+
+
+def symbol_kind(label: str) -> tuple[str, str] | None:
+    """(kind, label) when a label written only in pictographs (and spaces, variation selectors, a count) shows a
+    consequence: "🗑️", "📞", "💸 ", "✉️". Letters anywhere in it make it a name, read by ``verb_kind``."""
+    shown = [ch for ch in label if unicodedata.category(ch) == "So"]
+    if not shown or fold(label).strip("0123456789"):
+        return None
+    for ch in shown:
+        name = unicodedata.name(ch, "")
+        for kind, pattern in _SYMBOL_NAMES:
+            if pattern.search(name):
+                return kind, label.strip()
+    return None
+
+
 def verb_kind(label: str, *, anywhere: bool = False) -> tuple[str, str] | None:
     """(kind, the words that named it) when a control's label is a consequential verb.
 
@@ -280,6 +257,8 @@ def verb_kind(label: str, *, anywhere: bool = False) -> tuple[str, str] | None:
     """
     if re.fullmatch(r"\s*[\[【(（].*[\]】)）]\s*", label):
         return None  # "[转账]", "【红包】": a message's type tag, not a control's name
+    if (symbol := symbol_kind(label)) is not None:
+        return symbol
     # Amounts say how much, not what: "12,900원 결제하기" and "Pay ¥99.00" are read as "결제하기" and "Pay".
     bare = without_amounts(label) or label
     zh = _ZH_PLACES.sub("", fold(bare))
@@ -318,18 +297,32 @@ def verb_kind(label: str, *, anywhere: bool = False) -> tuple[str, str] | None:
     return None
 
 
-_CONFIRM = re.compile(
-    "confirm|continue|ok|yes|submit|proceed|next|"
-    + _folded_words(
-        "confirmar confirmer bestätigen подтвердить continuar continuer weiter продолжить 확인 確認 確定"
-    )
+_CONFIRM = re.compile("confirm|continue|ok|yes|submit|proceed|next|" + _folded_words(CONFIRM_WORDS))
+
+
+# What already happened, or money coming in: a receipt's "支付成功", "Payment sent", "Maria sent you $250.00"
+# say what a yes would not do. Never with what is still to come ("支付成功后发货": after paying, it ships).
+_SETTLED = re.compile(
+    r"(支付|付款|转账|转帐|汇款|购买|下单|充值|缴费|提现|捐款|捐赠|兑换|预订|交易)(已)?(成功|完成)(?!后|之后|以后|即可|才)|"
+    r"已(支付|付款|转账|转帐|转出|到账|收款|购买|下单|完成|捐赠|捐款)|收款成功|到账成功|收到.{0,12}(转账|红包|付款|汇款)|"
+    r"^收款$|向你转账|给你转账|"
+    r"\b(payment|transfer|money|order|purchase|donation|gift)s? (was |has been )?(sent|successful|succeeded|complete|"
+    r"completed|confirmed|placed|received)\b|\byou (ve |have )?(sent|paid|received|got money)\b|\bsent you\b|"
+    r"\bpaid you\b|\badded to your (\w+ )?balance\b|\bthank(s| you) for your (order|purchase|payment|donation)\b|"
+    r"\byou ve got money\b"
 )
 
 
+def is_settled(text: str) -> bool:
+    """The text says a payment, transfer or order already went through, or that money came in."""
+    return _SETTLED.search(fold(text)) is not None or _SETTLED.search(spaced(text)) is not None
+
+
 def topic_kind(texts: Sequence[str]) -> tuple[str, str] | None:
-    """(kind, the text that named it) when a dialog's or screen's texts say what a yes would do."""
+    """(kind, the text that named it) when a dialog's or screen's texts say what a yes would do. What a text says
+    already happened ("支付成功", "You received $50") names nothing to come; the rest of it still may."""
     for text in texts:
-        zh, en = fold(text), spaced(text)
+        zh, en = _SETTLED.sub(" ", fold(text)), _SETTLED.sub(" ", spaced(text))
         kind = _first(_ZH_TOPICS, _ZH_PLACES.sub("", zh)) or _first(_EN_TOPICS, _EN_PLACES.sub("", en))
         if kind:
             return kind, text.strip()[:80]
@@ -339,10 +332,23 @@ def topic_kind(texts: Sequence[str]) -> tuple[str, str] | None:
 _COUNT = re.compile(r"\s*[(（\[【]?\s*\d{1,3}\s*[)）\]】]$")
 
 
+# Two yeses joined: "Agree and Continue", "Accept & continue", "Zustimmen und fortfahren", "同意并继续".
+_AND = frozenset({"and", "und", "et", "y", "e", "dan", "va", "и"})
+
+
 def is_yes(label: str) -> bool:
-    """A generic yes, also with the count of what it commits ("确定(1)", "OK (2)", "Done（3）")."""
+    """A generic yes, also with the count of what it commits ("确定(1)", "OK (2)", "Done（3）"), and two of them
+    joined ("Agree and Continue")."""
     f = fold(_COUNT.sub("", label.strip()) or label)
-    return bool(f) and (_YES.fullmatch(f) is not None or (len(f) <= 6 and f.startswith(("确认", "确定"))))
+    if bool(f) and (_YES.fullmatch(f) is not None or (len(f) <= 6 and f.startswith(("确认", "确定")))):
+        return True
+    words = spaced(label.replace("&", " and ")).split()
+    return any(
+        w in _AND
+        and _YES.fullmatch("".join(words[:i])) is not None
+        and _YES.fullmatch("".join(words[i + 1 :])) is not None
+        for i, w in enumerate(words)
+    )
 
 
 def is_no(label: str) -> bool:
@@ -376,8 +382,12 @@ def unicodedata_nfkc(text: str) -> str:
 ENTRY_WORDS = re.compile(
     r"(转账|转帐|支付|付款|收付款|充值|买入|卖出|借款|借钱|transfer|pay|payments?|buy|sell|top ?up|"
     r"(subscribe(to.{0,40})?)+|"  # "Subscribe" to a channel is free; with a price on screen it is an order
+    r"(start|try|get|begin)(my|your|the|a)?(\d+(day|week|month)s?)?free(trial|month|week|period)|xfer|"
     + _folded_words(
-        "оплата платежи переводы перевести pagar pagamentos transferir pix zahlungen überweisung paiements virements"
+        "оплата платежи переводы перевести pagar pagamentos transferir pix zahlungen überweisung paiements virements "
+        # the same tiles and trading tabs in Vietnamese, Indonesian, Thai, Korean, Arabic
+        "thanh_toán chuyển_tiền chuyển_khoản bayar beli transfer_dana โอนเงิน โอน จ่าย ชำระเงิน เติมเงิน ซื้อ "
+        "송금 이체 결제 매수 매도 تحويل ادفع"
     )
     + ")"
 )
@@ -497,10 +507,12 @@ __all__ = [
     "SEND_POST",
     "SLIDER",
     "id_kind",
+    "symbol_kind",
     "id_words",
     "intent_kind",
     "is_no",
     "is_refusal",
+    "is_settled",
     "is_yes",
     "is_yes_id",
     "topic_kind",

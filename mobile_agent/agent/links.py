@@ -52,7 +52,8 @@ _SCHEME_KINDS: dict[str, str] = {
 # payments (95516), Cash App, Venmo, PayPal.Me, Stripe's payment links and checkout.
 _PAYMENT_HOSTS = re.compile(
     r"//(?:www\.)?(qr\.alipay\.com|(?:m|ex)?cashier\.alipay\.com|mclient\.alipay\.com|wx\.tenpay\.com|"
-    r"pay\.weixin\.qq\.com|qr\.95516\.com|cash\.app|venmo\.com|paypal\.me|buy\.stripe\.com|checkout\.stripe\.com)"
+    r"pay\.weixin\.qq\.com|qr\.95516\.com|cash\.app|venmo\.com|paypal\.me|buy\.stripe\.com|checkout\.stripe\.com|"
+    r"revolut\.me|monzo\.me|payme\.hsbc)"
     r"(?=[/?#:]|$)"
 )
 # A host whose first label is a payment word (pay.google.com, checkout.example.com).
@@ -62,7 +63,9 @@ _TOKEN_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("transfer", re.compile(r"^(transfer|transfers|remit|withdraw|sendmoney|toaccount|tocard)$")),
     (
         "pay",
-        re.compile(r"^(pay|payment|payments|paycharge|paynow|checkout|cashier|purchase|bizpayurl|mmpayweb)$"),
+        re.compile(
+            r"^(pay|payment|payments|paycharge|paynow|checkout|cashier|purchase|bizpayurl|mmpayweb|paypalme|donate)$"
+        ),
     ),
     ("order", re.compile(r"^(order|buy|buynow|placeorder|submitorder)$")),
     ("send", re.compile(r"^(send|sendmessage|compose)$")),
@@ -95,6 +98,17 @@ _ALIPAY_APP_KINDS = {
 }
 _ALIPAY_ACTIONS = re.compile(r"[?&;](actiontype)=(toaccount|tocard|scan|pay)\b")
 _CASHTAG = re.compile(r"/\$[a-z][\w-]*(/\d|[?&]amount=|$)")
+# A path segment that is an amount with its currency ("/alexkim/250USD", "/10.00eur", "/$25", "/€5"): a link that
+# fills in how much to pay (PayPal.Me, Monzo.me and their like put the payee before it).
+_AMOUNT_SEGMENT = re.compile(
+    r"/(?:[$€£¥₹₩]\d+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?(?:usd|eur|gbp|jpy|cny|inr|aud|cad|chf|brl|mxn|sgd|hkd))(?=[/?#]|$)"
+)
+# Intent actions that do the thing themselves (an uninstall prompt, a call, a message sent to someone).
+_INTENT_ACTIONS = {
+    **dict.fromkeys(("call", "call_privileged", "call_emergency"), ("call", "places a call")),
+    **dict.fromkeys(("sendto", "send", "send_multiple"), ("send", "sends")),
+    **dict.fromkeys(("delete", "uninstall_package"), ("delete", "uninstalls a package")),
+}
 
 
 def _decoded(target: str) -> str:
@@ -126,10 +140,9 @@ def link_kind(target: str) -> tuple[str, str] | None:
     if scheme == "intent":
         url, action = _intent_parts(url)
         scheme = url.split(":", 1)[0]
-        if action and action.rsplit(".", 1)[-1] in ("call", "call_privileged", "call_emergency"):
-            return "call", f"an intent that places a call ({action})"
-        if action and action.rsplit(".", 1)[-1] in ("sendto", "send"):
-            return "send", f"an intent that sends ({action})"
+        if action and action.rsplit(".", 1)[-1] in _INTENT_ACTIONS:
+            kind, what = _INTENT_ACTIONS[action.rsplit(".", 1)[-1]]
+            return kind, f"an intent that {what} ({action})"
     if scheme in _SCHEME_KINDS:
         return _SCHEME_KINDS[scheme], f"a {scheme}: link"
     if url.startswith("weixin://wxpay"):
@@ -143,6 +156,9 @@ def link_kind(target: str) -> tuple[str, str] | None:
     host = _PAYMENT_HOSTS.search(url) or _PAYMENT_SUBDOMAIN.search(url)
     if host:
         return ("transfer" if _CASHTAG.search(url) else "pay"), f"a payment page ({host.group(1)})"
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    if scheme in ("http", "https") and _AMOUNT_SEGMENT.search(path):
+        return "pay", f"the link fills in an amount ({_AMOUNT_SEGMENT.search(path).group(0)[1:]})"  # type: ignore[union-attr]
     for name, value in re.findall(r"[?&;#]([a-z_]+)=([^&;#]*)", url):
         for kind, pattern in _PARAM_KINDS:
             if value and pattern.match(name):

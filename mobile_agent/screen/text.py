@@ -86,7 +86,34 @@ def _small_capitals() -> dict[int, str]:
     return table
 
 
-_SMALL_CAPITALS = _small_capitals()
+def _letters_with_strokes() -> dict[int, str]:
+    """Latin letters NFD does not take apart (đ, ł, ø, ħ): read as the letter under the stroke, like é is read as e."""
+    table: dict[int, str] = {}
+    for code in range(0x00C0, 0x0250):
+        m = re.fullmatch(
+            r"LATIN (?:CAPITAL|SMALL) LETTER ([A-Z]) WITH [A-Z ]+", unicodedata.name(chr(code), "")
+        )
+        if m and len(unicodedata.normalize("NFD", chr(code))) == 1:
+            table[code] = m.group(1).lower()
+    return table
+
+
+def _decimal_digits() -> dict[int, str]:
+    """Digits of every script (Arabic-Indic ٥٠٠, Persian ۵۰۰, Devanagari, Thai ...) as ASCII digits: NFKC leaves
+    them alone, and an amount written in them is still an amount. From the Unicode decimal property."""
+    table: dict[int, str] = {}
+    for lo, hi in ((0x0660, 0x1C00), (0xA8D0, 0xAA60), (0xABF0, 0xAC00), (0x104A0, 0x104AA)):
+        for code in range(lo, hi):
+            value = unicodedata.decimal(chr(code), None)
+            if value is not None:
+                table[code] = str(value)
+    table[0x066B] = "."  # ARABIC DECIMAL SEPARATOR
+    table[0x066C] = ","  # ARABIC THOUSANDS SEPARATOR
+    return table
+
+
+_SMALL_CAPITALS = {**_small_capitals(), **_letters_with_strokes()}
+DIGITS = _decimal_digits()
 # Default-ignorable code points render as nothing (U+200B, U+034F, U+3164 HANGUL FILLER, variation selectors,
 # tags ...): Unicode's Default_Ignorable_Code_Point property, as the regex module knows it.
 _IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}+")
@@ -154,16 +181,30 @@ def _unspoof(text: str) -> str:
     return _LETTERS.sub(fix, text)
 
 
+# Scripts whose combining marks are vowels and tones, not accents (โอนเงิน without its vowels is another word):
+# a mark of one of them stays when it follows a letter of its own script.
+_SPELLING_MARK_SCRIPTS = frozenset(
+    "THAI LAO KHMER MYANMAR TIBETAN SINHALA DEVANAGARI BENGALI GURMUKHI GUJARATI ORIYA TAMIL TELUGU KANNADA "
+    "MALAYALAM".split()
+)
+
+
 def _base_letters(text: str) -> str:
     """Combining marks dropped (é → e, ü → u, a combining overlay or grapheme joiner → nothing); the kana voicing
-    marks stay (が is not か). Hangul syllables decompose and recompose unchanged."""
+    marks stay (が is not か), and so do the vowel and tone marks of Thai and the Indic scripts, on a letter of their
+    own script. Hangul syllables decompose and recompose unchanged."""
     if text.isascii():
         return text
     decomposed = unicodedata.normalize("NFD", text)
-    kept = "".join(
-        ch for ch in decomposed if ch in _KANA_VOICING or unicodedata.category(ch) not in ("Mn", "Me")
-    )
-    return unicodedata.normalize("NFC", kept)
+    kept: list[str] = []
+    base_script = ""
+    for ch in decomposed:
+        if unicodedata.category(ch) not in ("Mn", "Me"):
+            kept.append(ch)
+            base_script = _script(ch)
+        elif ch in _KANA_VOICING or (base_script in _SPELLING_MARK_SCRIPTS and _script(ch) == base_script):
+            kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def _variants(text: str) -> str:
@@ -192,7 +233,7 @@ _zhconv_loaded = False
 def _letters_as_shown(text: str) -> str:
     """The steps ``fold`` and ``spaced`` share: display order, NFKC, default-ignorables and combining marks gone,
     small capitals and spoofing look-alikes read as Latin, traditional and variant characters simplified."""
-    shown = unicodedata.normalize("NFKC", _displayed(text))
+    shown = unicodedata.normalize("NFKC", _displayed(text)).translate(DIGITS)
     shown = _IGNORABLE.sub("", shown)
     shown = _base_letters(shown).translate(_SMALL_CAPITALS)
     return _variants(_t2s(_unspoof(shown)))
@@ -204,7 +245,7 @@ def plain(text: str) -> str:
     default-ignorables and combining marks removed, lower case. Scripts are left as written."""
     if not text:
         return ""
-    return _base_letters(_IGNORABLE.sub("", unicodedata.normalize("NFKC", text))).lower()
+    return _base_letters(_IGNORABLE.sub("", unicodedata.normalize("NFKC", text).translate(DIGITS))).lower()
 
 
 def _is_dropped(ch: str) -> bool:
@@ -253,8 +294,18 @@ def first_line(text: str) -> str:
 _NUMBER = r"\d{1,3}(?:[,.\u00a0\u202f\u2009' ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?"
 # A currency sign is any Unicode currency symbol (¥ $ € £ ₩ ₽ ₹ ...); codes and words are the common ones, "R$",
 # "US$" and "HK$" included.
-_CURRENCY_BEFORE = r"\p{Sc}|(?<![a-z])(?:[a-z]{1,2}\$|rmb|cny|usd|eur|gbp|jpy|krw|rub|brl|hkd|twd|inr|chf)"
-_CURRENCY_AFTER = r"\p{Sc}|元|块|圆|円|원|руб(?:\.|лей|ля|ль)?|rmb|cny|usd|eur|美元|港币|港元|日元|欧元|英镑|韩元|卢布|台币|澳元|加元"
+# ISO 4217 codes of the currencies phones pay in most, written before or after the number ("SAR 500", "500 VND").
+_CODES = (
+    "rmb|cny|usd|eur|gbp|jpy|krw|rub|brl|hkd|twd|inr|chf|vnd|thb|idr|myr|sgd|php|sar|aed|egp|qar|kwd|pln|"
+    "czk|huf|sek|nok|dkk|mxn|ars|clp|zar|ngn|kes|pkr|bdt|aud|cad|nzd|ils|uah|kzt"
+)
+# Local signs and words: Rp (rupiah) and RM (ringgit) before; đ/₫ (đồng), บาท (baht), ر.س (riyal) and the
+# riyal, dirham and pound words of Arabic after.
+_CURRENCY_BEFORE = rf"\p{{Sc}}|(?<![a-z])(?:[a-z]{{1,2}}\$|{_CODES}|rp\.?|rm)(?![a-z])"
+_CURRENCY_AFTER = (
+    r"\p{Sc}|元|块|圆|円|원|руб(?:\.|лей|ля|ль)?|美元|港币|港元|日元|欧元|英镑|韩元|卢布|台币|澳元|加元|"
+    rf"(?:{_CODES}|đ|đồng|dong|baht|บาท|ر\.?س|ريال|درهم|جنيه|د\.?إ)(?![a-z])"
+)
 _AMOUNT_RE = regex.compile(
     rf"(?:(?P<cur1>{_CURRENCY_BEFORE})\s*(?P<num1>{_NUMBER}))"
     rf"|(?:(?P<num2>{_NUMBER})\s*(?P<cur2>{_CURRENCY_AFTER}))",
@@ -317,7 +368,7 @@ def _cn_value(text: str) -> float:
 
 
 def _nfkc(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).replace("\u00a5", "¥")
+    return unicodedata.normalize("NFKC", text).translate(DIGITS).replace("\u00a5", "¥")
 
 
 def amounts(text: str) -> list[Amount]:

@@ -6,11 +6,9 @@ copied from there.)"""
 
 import pytest
 
-from mobile_agent.actions import Action, Key, Size
-from mobile_agent.agent.guards import GuardContext, Verdict
-from mobile_agent.agent.safety import SafetyGate
-from mobile_agent.apps.registry import load_registry
-from tests.unit.safety.trees import APP, n, tree
+from mobile_agent.actions import Action, Key
+from mobile_agent.agent.guards import Verdict
+from tests.unit.safety.trees import APP, decide, n, tree
 
 
 def window(*nodes, bounds="[0,0][1080,2400]", pkg=APP):
@@ -20,16 +18,6 @@ def window(*nodes, bounds="[0,0][1080,2400]", pkg=APP):
 def page(*nodes):
     """An app window with a title bar ("Home") over which later windows are drawn."""
     return window(n("Home", "[160,104][920,204]"), *nodes)
-
-
-@pytest.fixture(scope="module")
-def gate():
-    return SafetyGate(registry=load_registry())
-
-
-def decide(gate, xml, action, package=APP):
-    ctx = GuardContext("t", action, Size(1080, 2400), package, 0, hierarchy_source=lambda: xml)
-    return gate.check(ctx)
 
 
 def tap(gate, xml, x, y, package=APP):

@@ -6,6 +6,7 @@ import pytest
 from mobile_agent.actions import Action, Size
 from mobile_agent.agent.guards import GuardContext, Verdict
 from mobile_agent.agent.safety import SafetyGate
+from tests.unit.safety.trees import n, tree
 
 PKG = "org.telegram.messenger"
 
@@ -72,3 +73,110 @@ def test_clear_all_under_a_delete_question_asks_and_over_notifications_does_not(
 )
 def test_a_link_is_judged_by_what_it_opens(link, verdict):
     assert check(Action.launch(link)).verdict is verdict
+
+
+def _review(title: str, lines: list[str], button: str, pkg: str = "com.example.wallet") -> str:
+    """A page with a back arrow, a title, lines of text and one wide button at the bottom."""
+    kids = n("", "[0,84][140,224]", click=True, cls="android.widget.ImageButton", desc="Navigate up", pkg=pkg)
+    kids += n(title, "[160,104][700,204]", rid=f"{pkg}:id/title", pkg=pkg)
+    for i, line in enumerate(lines):
+        kids += n(line, f"[40,{300 + 100 * i}][1040,{380 + 100 * i}]", pkg=pkg)
+    kids += n(
+        button, "[60,2160][1020,2300]", click=True, cls="android.widget.Button", rid=f"{pkg}:id/btn", pkg=pkg
+    )
+    return tree(n("", "[0,0][1080,2400]", cls="android.widget.FrameLayout", kids=kids, pkg=pkg))
+
+
+def _check_in(xml: str, action: Action, pkg: str = "com.example.wallet"):
+    ctx = GuardContext("t", action, Size(1080, 2400), pkg, 0, hierarchy_source=lambda: xml)
+    return SafetyGate(registry=None).check(ctx)
+
+
+@pytest.mark.parametrize(
+    ("title", "lines", "button", "kind"),
+    [
+        ("Thanh toán", ["Cửa hàng ABC", "Tổng tiền: 250.000 ₫"], "Xác nhận", "pay"),
+        ("Chuyển khoản", ["Người nhận: Trần B", "Số tiền 1.000.000 VND"], "Tiếp tục", "transfer"),
+        ("ชำระเงิน", ["ร้าน ABC", "ยอดชำระ ฿350.00"], "ตกลง", "pay"),
+        ("Transfer", ["Ke: Siti", "Rp 1.000.000"], "Konfirmasi", "transfer"),
+        ("تحويل", ["إلى: أحمد", "SAR ٣٠٠"], "تأكيد", "transfer"),
+        ("دفع الفاتورة", ["المبلغ ١٢٠٫٥٠ ر.س"], "موافق", "pay"),
+        ("Überweisung", ["Empfänger: Max", "49,90 €"], "Freigeben", "transfer"),
+        ("송금 확인", ["받는 분 김철수", "50,000원"], "확인", "transfer"),
+        (
+            "Set up automatic payments",
+            ["Netflix may charge your account for future purchases"],
+            "Agree and Continue",
+            "pay",
+        ),
+    ],
+)
+def test_a_generic_yes_on_a_review_page_in_any_language_asks(title, lines, button, kind):
+    decision = _check_in(_review(title, lines, button), Action.tap(540, 2230))
+    assert decision.verdict is Verdict.ASK and decision.kind == kind, decision
+
+
+@pytest.mark.parametrize(
+    ("title", "lines", "button"),
+    [
+        ("Đăng nhập", ["Nhập số điện thoại"], "Tiếp tục"),
+        ("ยินดีต้อนรับ", ["เริ่มต้นใช้งาน"], "ถัดไป"),
+        ("Selamat datang", ["Masuk dengan nomor HP"], "Lanjut"),
+        ("Registrierung", ["E-Mail-Adresse bestätigen"], "Freigeben"),
+        ("تسجيل الدخول", ["رقم الجوال"], "متابعة"),
+        ("Terms", ["In order to provide our services we need your consent"], "Agree and Continue"),
+        # receipts: the money already moved, the button only leaves the page
+        ("支付成功", ["¥36.50", "已支付"], "完成"),
+        ("转账成功", ["¥200.00 已转出"], "完成"),
+        ("Payment sent", ["You sent $40.00 to Alex"], "Done"),
+        ("You've got money", ["Maria Lopez sent you $250.00"], "Continue"),
+    ],
+)
+def test_the_same_yes_where_nothing_is_paid_is_let_through(title, lines, button):
+    decision = _check_in(_review(title, lines, button), Action.tap(540, 2230))
+    assert decision.verdict is Verdict.ALLOW, decision
+
+
+@pytest.mark.parametrize(("label", "kind"), [("🗑️", "delete"), ("🗑", "delete"), ("📞", "call"), ("☎️", "call")])
+def test_a_pictograph_label_asks_like_its_word(label, kind):
+    xml = tree(n(label, "[940,84][1080,224]", click=True, rid="com.example.app:id/menu_item"))
+    decision = _check_in(xml, Action.tap(1010, 154), "com.example.app")
+    assert decision.verdict is Verdict.ASK and decision.kind == kind, decision
+
+
+def test_an_unrelated_pictograph_label_does_not_ask():
+    xml = tree(
+        n("⭐", "[940,84][1080,224]", click=True, rid="com.example.app:id/menu_item"),
+        n("Notes", "[0,300][1080,400]"),
+    )
+    assert _check_in(xml, Action.tap(1010, 154), "com.example.app").verdict is Verdict.ALLOW
+
+
+def test_a_korean_sell_tab_switches_the_form_and_the_sell_button_orders():
+    pkg = "com.example.exchange"
+    tabs = "".join(
+        n(word, f"[{360 * i},300][{360 * (i + 1)},420]", click=True, pkg=pkg)
+        for i, word in enumerate(("매수", "매도", "거래내역"))
+    )
+    page = n("비트코인 BTC", "[0,100][1080,200]", pkg=pkg)
+    page += n("", "[0,300][1080,420]", cls="android.widget.LinearLayout", pkg=pkg, kids=tabs)
+    page += n("주문가능 1,000,000원", "[0,500][1080,600]", pkg=pkg)
+    page += n("전량 매도", "[60,2160][1020,2300]", click=True, cls="android.widget.Button", pkg=pkg)
+    xml = tree(n("", "[0,0][1080,2400]", cls="android.widget.FrameLayout", pkg=pkg, kids=page))
+    assert _check_in(xml, Action.tap(540, 360), pkg).verdict is Verdict.ALLOW
+    sold = _check_in(xml, Action.tap(540, 2230), pkg)
+    assert sold.verdict is Verdict.ASK and sold.kind == "order", sold
+
+
+@pytest.mark.parametrize(
+    ("question", "yes", "verdict"),
+    [("โทรหา 081 234 5678 ใช่ไหม", "โทร", Verdict.ASK), ("บันทึกเบอร์โทรศัพท์นี้?", "ตกลง", Verdict.ALLOW)],
+)
+def test_a_thai_call_dialog_asks_and_saving_a_number_does_not(question, yes, verdict):
+    box = n(question, "[160,1060][920,1320]", rid="android:id/message")
+    box += n(
+        "ยกเลิก", "[560,1380][780,1500]", click=True, cls="android.widget.Button", rid="android:id/button2"
+    )
+    box += n(yes, "[800,1380][1000,1500]", click=True, cls="android.widget.Button", rid="android:id/button1")
+    xml = tree(n("", "[80,1000][1000,1540]", cls="android.widget.LinearLayout", kids=box))
+    assert _check_in(xml, Action.tap(900, 1440), "com.example.app").verdict is verdict

@@ -32,6 +32,20 @@ ASK = [
     ("weixin://wxpay/bizpayurl?pr=Qa1b2c3", "pay"),
     ("someapp://wallet/send?to=alice&amount=5", "pay"),
     ("someapp://chat?text=hello", "send"),
+    # an amount filled in as a path segment, after the payee, on any host
+    ("https://www.paypal.com/paypalme/alexkim/250USD", "pay"),
+    ("https://www.paypal.com/paypalme/alexkim", "pay"),
+    ("https://paypal.me/alexkim/250", "pay"),
+    ("https://monzo.me/janedoe/10.00", "pay"),
+    ("https://revolut.me/janedoe", "pay"),
+    ("https://tip.example.com/u/jane/15eur", "pay"),
+    ("https://example.com/jane/$25", "pay"),
+    ("https://example.com/jane/%2425", "pay"),
+    # intents that uninstall, call or send by themselves
+    ("intent:#Intent;action=android.intent.action.DELETE;data=package:com.tencent.mm;end", "delete"),
+    ("INTENT:#Intent;action=android.intent.action.UNINSTALL_PACKAGE;data=package:com.x;end", "delete"),
+    ("intent:#Intent;action=android.intent.action.SENDTO;data=smsto:10086;end", "send"),
+    ("intent:#Intent;action=android.intent.action.SEND_MULTIPLE;end", "send"),
 ]
 OPEN = [
     "geo:0,0?q=coffee+near+me",
@@ -49,6 +63,13 @@ OPEN = [
     "https://hotel.example.com/rooms",
     "com.tencent.mm",
     "支付宝",
+    # numbers in a path that are not amounts: a product, a year, a page, an event with a currency-like word
+    "https://shop.example.com/products/250",
+    "https://news.example.com/2026/12/01/story",
+    "https://example.com/item/10eur-coupon",
+    "https://www.paypal.com/us/home",
+    "intent:#Intent;action=android.intent.action.VIEW;end",
+    "intent:#Intent;action=android.intent.action.DIAL;end",  # opens the dialer, places nothing
 ]
 
 

@@ -1,4 +1,7 @@
-"""Building uiautomator trees for the gate's unit tests."""
+"""Building uiautomator trees for the gate's unit tests, and asking the gate about an action on one."""
+
+from mobile_agent.actions import Size
+from mobile_agent.agent.guards import GuardContext
 
 APP = "com.example.app"  # an unknown app: blind taps in it fail closed
 
@@ -21,3 +24,9 @@ def n(text="", bounds="[0,0][100,100]", kids="", **attrs):
 
 def tree(*windows):
     return f'<hierarchy rotation="0">{"".join(windows)}</hierarchy>'
+
+
+def decide(gate, xml, action, package=APP):
+    """The gate's decision on ``action`` over the tree ``xml`` of a 1080x2400 screen of ``package``."""
+    ctx = GuardContext("t", action, Size(1080, 2400), package, 0, hierarchy_source=lambda: xml)
+    return gate.check(ctx)

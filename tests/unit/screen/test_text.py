@@ -104,6 +104,23 @@ def test_spaces_and_tabs_are_not_line_breaks(text):
         ("壹仟元整", 1000.0),
         ("壹万贰仟叁佰元整", 12300.0),
         ("九十九元整", 99.0),
+        # đồng, baht, rupiah, ringgit, riyal: local signs and words, before or after, and ISO codes
+        ("Số tiền: 500.000đ", 500000.0),
+        ("500.000 ₫", 500000.0),
+        ("1.000.000 VND", 1000000.0),
+        ("จำนวนเงิน 1,500.00 บาท", 1500.0),
+        ("฿350", 350.0),
+        ("Total Rp 249.000", 249000.0),
+        ("Rp249.000", 249000.0),
+        ("Jumlah RM 45.90", 45.9),
+        ("SAR 300", 300.0),
+        ("1.250,00 €", 1250.0),
+        ("12,00 EUR", 12.0),
+        # Arabic-Indic and Persian digits, with the Arabic decimal separator
+        ("المبلغ: ٥٠٠ ر.س", 500.0),
+        ("١٢٠٫٥٠ ر.س", 120.5),
+        ("۲۵۰ ريال", 250.0),
+        ("७५० ₹", 750.0),
     ],
 )
 def test_amounts_in_every_currency_and_numbering(text, value):
@@ -122,6 +139,12 @@ def test_amounts_in_every_currency_and_numbering(text, value):
         "Visa ····4242",
         "Pay$",
         "30000抖币",
+        "5000 rpm",
+        "Try 7 days",
+        "Top 5 apps",
+        "Rpm 300",
+        "Pen 2",
+        "٣ صور",  # "3 photos": a count in Arabic digits
     ],
 )
 def test_counts_times_and_names_are_not_amounts(text):
@@ -133,3 +156,34 @@ def test_amounts_are_blanked_out_of_a_label():
     assert without_amounts("Pay ¥99.00") == "Pay"
     assert without_amounts("Перевести 1\u00a0500\u00a0₽") == "Перевести"
     assert fold(without_amounts("本次缴费 玖拾玖元整，是否继续？")) == "本次缴费是否继续"
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [
+        ("٥٠٠", "500"),  # Arabic-Indic digits
+        ("۵۰۰", "500"),  # Persian
+        ("๕๐๐", "500"),  # Thai
+        ("५००", "500"),  # Devanagari
+        ("Chuyển tiền", "chuyentien"),
+        ("Đặt hàng", "dathang"),  # đ has no decomposition; read as the d under the stroke
+        ("Łódź", "lodz"),
+        ("Øre", "ore"),
+    ],
+)
+def test_digits_of_every_script_and_struck_letters_fold_to_ascii(written, shown):
+    assert fold(written) == shown
+    assert spaced(written).replace(" ", "") == shown
+
+
+def test_thai_and_indic_vowel_marks_stay_on_their_own_letters():
+    # without its vowel marks ยืนยัน (confirm) would read ยนยน, and กลับ (back) would contain ลบ (delete)
+    assert fold("ยืนยัน") == "ยืนยัน"
+    assert "ลบ" not in fold("กลับ")
+    assert fold("नमस्ते") == "नमस्ते"
+    # a Thai mark hung on a Latin letter is no part of it: it is dropped like any stray mark
+    assert fold("Pa\u0e31y") == "pay"
+
+
+def test_plain_reads_other_digits_as_ascii():
+    assert plain("ادفع ٥٠ ر.س") == "ادفع 50 ر.س"
