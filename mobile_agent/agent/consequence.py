@@ -86,8 +86,9 @@ from mobile_agent.agent.lexicon import (
     topic_kind,
     verb_kind,
 )
-from mobile_agent.screen.context import ScreenReader, TargetContext, is_keyboard
+from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import ends_input_row
+from mobile_agent.screen.labels import is_keyboard
 from mobile_agent.screen.text import amounts, fold, spaced
 
 
@@ -329,11 +330,22 @@ def _blind_keyboard_action_key(reader: ScreenReader, ctx: TargetContext) -> bool
     window = hit.node
     while window.getparent() is not None and window.getparent().tag == "node":
         window = window.getparent()
-    keys = [n for n in window.iter("node") if (n.get("text") or n.get("content-desc") or "").strip()]
     box = reader.element(window)
-    if keys or box is None or box.bounds is None:
+    if box is None or box.bounds is None:
         return False
     b, p = box.bounds, ctx.point
+    # A key is drawn on the keyboard: a text the window holds outside its own box is no key.
+    keys = [
+        e
+        for n in window.iter("node")
+        if (n.get("text") or n.get("content-desc") or "").strip()
+        and (e := reader.element(n)) is not None
+        and e.bounds is not None
+        and b.left <= (e.bounds.left + e.bounds.right) // 2 < b.right
+        and b.top <= (e.bounds.top + e.bounds.bottom) // 2 < b.bottom
+    ]
+    if keys:
+        return False
     return p.x >= b.left + 0.75 * (b.right - b.left) and p.y >= b.top + 0.75 * (b.bottom - b.top)
 
 
@@ -469,14 +481,18 @@ def _opens_composer(reader: ScreenReader, ctx: TargetContext, named: tuple[str, 
 
 
 def _floating(reader: ScreenReader, target) -> bool:  # noqa: ANN001 - an Element
-    """A floating action button: drawn over the list it floats on, its box overlaps other controls'."""
+    """A floating action button: drawn over the list it floats on, its box overlaps other controls' of its own
+    window (a control of another window under it is that window's, not a list it floats on)."""
     b, node = target.bounds, target.node
     if b is None:
         return False
     related = {id(node), *(id(n) for n in node.iter("node")), *(id(n) for n in node.iterancestors())}
+    window = [node, *node.iterancestors("node")][-1]
     for e in reader.visible:
         o = e.bounds
         if id(e.node) in related or o is None or e.node.get("clickable") != "true":
+            continue
+        if [e.node, *e.node.iterancestors("node")][-1] is not window:
             continue
         if o.left < b.right and b.left < o.right and o.top < b.bottom and b.top < o.bottom:
             return True

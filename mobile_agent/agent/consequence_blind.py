@@ -10,6 +10,7 @@ from mobile_agent.actions import Point
 from mobile_agent.agent.finding import Finding, Situation, with_model
 from mobile_agent.agent.lexicon import MONEY_KINDS, PASSWORD_HINT, is_no, is_yes, topic_kind, verb_kind
 from mobile_agent.screen.context import ScreenReader, TargetContext
+from mobile_agent.screen.labels import layout_parent
 from mobile_agent.screen.text import amounts, fold
 
 if TYPE_CHECKING:
@@ -178,8 +179,8 @@ def _toggle(ctx: TargetContext) -> Finding | None:
     row: list[str] = []
     node = target.node
     for _ in range(2):
-        node = node.getparent()
-        if node is None or node.tag != "node":
+        node = layout_parent(node)
+        if node is None:
             break
         for n in node.iter("node"):
             m = re.fullmatch(

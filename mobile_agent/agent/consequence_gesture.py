@@ -18,7 +18,8 @@ from mobile_agent.agent.lexicon import (
     topic_kind,
     verb_kind,
 )
-from mobile_agent.screen.context import ScreenReader, TargetContext, label_of, labels_of
+from mobile_agent.screen.context import ScreenReader, TargetContext
+from mobile_agent.screen.labels import label_of, labels_of
 from mobile_agent.screen.text import amounts, fold
 
 TapReader = Callable[[Situation, Point, "tuple[str, str] | None"], "Finding | None"]

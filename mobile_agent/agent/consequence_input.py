@@ -119,7 +119,11 @@ def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
         field_ = field_ctx.target or field_ctx.hit
         # A field labelled from outside (a "暗証番号" caption over an empty box) is named by that caption too.
         caption = " ".join(caption_of(s.reader, field_)) if field_ is not None else ""
-        words = " ".join((_field_words(field_ctx), caption))
+        own = " ".join((_field_words(field_ctx), caption))
+        # A sheet or dialog that holds the field asks for what goes in it ("결제 비밀번호를 입력해 주세요" over a bare
+        # box): its statements say the field takes a secret; that it pays, only money on screen says.
+        prompt = " ".join(field_ctx.statements) if field_ctx.container is not None else ""
+        words = " ".join((own, prompt))
         is_secret = PASSWORD_HINT.search(fold(words)) is not None or (
             field_ctx.target is not None and field_ctx.target.node.get("password") == "true"
         )
@@ -130,7 +134,7 @@ def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
             paying = (
                 money_topic is not None and money_topic[0] in MONEY_KINDS or any(amounts(t) for t in screen)
             )
-            if paying or (not login and _PAYMENT_SECRET.search(fold(words))):
+            if paying or (not login and _PAYMENT_SECRET.search(fold(own))):
                 kind = money_topic[0] if money_topic and money_topic[0] in MONEY_KINDS else "pay"
                 return with_model(
                     Finding(

@@ -9,6 +9,7 @@ import re
 
 from mobile_agent.agent.lexicon import MONEY_KINDS, is_no, is_settled, topic_kind
 from mobile_agent.screen.context import ScreenReader, TargetContext
+from mobile_agent.screen.labels import layout_parent
 from mobile_agent.screen.text import amounts, fold
 
 # A report that the thing already happened: the page is a receipt, its button only leaves it. Money that moved is
@@ -165,7 +166,7 @@ def _rows(ctx: TargetContext) -> list:
     target = ctx.target
     if target is None or target.bounds is None:
         return []
-    parent = target.node.getparent()
+    parent = layout_parent(target.node)
     if parent is None or (
         parent.get("scrollable") != "true" and not re.search(r"Recycler|ListView", parent.get("class") or "")
     ):

@@ -9,8 +9,9 @@ import re
 from mobile_agent.agent.consequence_page import past_event
 from mobile_agent.agent.finding import Finding
 from mobile_agent.agent.lexicon import PASSWORD_HINT, is_no, is_refusal, is_yes, topic_kind, verb_kind
-from mobile_agent.screen.context import ScreenReader, TargetContext, readable
+from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import pin_boxes
+from mobile_agent.screen.labels import layout_parent, readable
 from mobile_agent.screen.text import amounts, fold
 
 # A line of a list of notes ("· 修复了支付页面的问题", "1. Faster transfers"): release notes and tips describe things,
@@ -176,8 +177,8 @@ def call_peer(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> Fi
         return None
     node = target.node
     for _ in range(2):  # the action may sit in a wrapper of its own
-        parent = node.getparent()
-        if parent is None or parent.tag != "node":
+        parent = layout_parent(node)
+        if parent is None:
             return None
         peers = [p for p in parent.iterchildren("node") if p is not node and _clickable_box(p)]
         if len(peers) >= 1:

@@ -9,7 +9,8 @@ import re
 from mobile_agent.agent.consequence_page import main_button
 from mobile_agent.agent.finding import Finding
 from mobile_agent.agent.lexicon import SEARCH_FIELD, is_no, is_yes
-from mobile_agent.screen.context import ScreenReader, TargetContext, labels_of
+from mobile_agent.screen.context import ScreenReader, TargetContext
+from mobile_agent.screen.labels import labels_of
 from mobile_agent.screen.text import fold
 
 _CHOOSER_PACKAGES = frozenset({"com.android.intentresolver", "android", "com.android.internal.app"})

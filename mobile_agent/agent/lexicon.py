@@ -21,7 +21,7 @@ from mobile_agent.agent.lexicon_languages import (
     SPACED_VERBS,
     YES_WORDS,
 )
-from mobile_agent.screen.text import fold, plain, spaced, without_amounts
+from mobile_agent.screen.text import fold, plain, shown, spaced, without_amounts
 
 KINDS = ("pay", "transfer", "order", "delete", "send", "post", "call", "sensitive")
 MONEY_KINDS = frozenset({"pay", "transfer", "order"})
@@ -30,7 +30,9 @@ MONEY_KINDS = frozenset({"pay", "transfer", "order"})
 _ZH_VERBS: dict[str, str] = {
     "transfer": r"转账|转帐|汇款|转给|转出|提现",
     "pay": r"支付|付款|付钱|买单|结账|结帐|收银台|确认收货|免密|自动扣款|代扣|立即充值|充值|缴费|打赏|赞赏|续费|赠送|送出|送礼物|借款|"
-    r"捐款|捐赠|捐助|捐钱|捐(?=$|\d)|自动续费|自动扣费|免密支付|签约代扣",
+    r"捐款|捐赠|捐助|捐钱|捐(?=$|\d)|自动续费|自动扣费|免密支付|签约代扣|"
+    # money put into something that carries it away: 塞钱进红包 (a red packet), 存钱 is not listed (a savings box)
+    r"塞钱",
     "order": r"下单|提交订单|确认订单|立即购买|马上购买|立即抢购|抢购|立即预订|确认预订|立即兑换|买入|卖出|立即申购|申购|加购并结算|拼单|开通(?!权限|通知|定位|蓝牙)|再来一单|再买一单|再次购买|再买一次|叫车|立即叫车|确认叫车",
     "delete": r"删除|清空|清除|清理|移除|卸载|注销|解绑|撤回|粉碎|恢复出厂",
     "send": r"发送|发出|传送|拍一拍|邀请|重发|重新发送|(共享|分享|发送)(实时)?位置",
@@ -105,7 +107,7 @@ _ZH_TOPICS: dict[str, str] = {
     "call": r"呼叫|拨打|通话|来电|接听",
 }
 _ZH_TOPICS["pay"] += (
-    r"|缴费|扣款|扣除|付费|借款|充值|打赏|捐款|善款|捐赠|自动续费|连续包月|到期自动|免密支付|代扣"
+    r"|缴费|扣款|扣除|付费|借款|充值|打赏|捐款|善款|捐赠|自动续费|连续包月|到期自动|免密支付|代扣|发红包|塞钱"
 )
 for _kind, _pattern in FOLDED_TOPICS.items():
     _ZH_TOPICS[_kind] += "|" + _pattern
@@ -360,6 +362,15 @@ def intent_kind(words: str) -> tuple[str, str] | None:
     """(kind, the words) when the model's thought or message says it is about to do a consequential thing."""
     if not words:
         return None
+    # As written (Japanese kanji stay kanji) and folded like the screen's texts (我將付\u200b款 reads 我将付款).
+    for form in dict.fromkeys((words, shown(words))):
+        found = _intent_in(form)
+        if found is not None:
+            return found
+    return None
+
+
+def _intent_in(words: str) -> tuple[str, str] | None:
     m = _INTENT.search(unicodedata_nfkc(words))
     if m is not None:
         kind = verb_kind(m.group(2))

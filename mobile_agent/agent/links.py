@@ -19,6 +19,8 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
+from mobile_agent.screen.text import shown
+
 LINK = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
 
 _SCHEME_KINDS: dict[str, str] = {
@@ -118,7 +120,7 @@ def _decoded(target: str) -> str:
         if decoded == text:
             break
         text = decoded
-    return text.lower()
+    return shown(text).lower()  # a percent-encoded U+200B or full-width letter reads as nothing / its letter
 
 
 def _intent_parts(url: str) -> tuple[str, str | None]:
@@ -133,6 +135,7 @@ def _intent_parts(url: str) -> tuple[str, str | None]:
 def link_kind(target: str) -> tuple[str, str] | None:
     """(kind, why) when launching ``target`` (a URI) calls, messages, pays, transfers or orders; None when it only
     opens something. ``target`` that is not a URI (a package or an app's name) is None."""
+    target = shown(target)  # "ｔｅｌ:\u200b10086" is tel:10086
     if not LINK.match(target.strip()):
         return None
     url = _decoded(target)

@@ -29,7 +29,9 @@ from mobile_agent.agent.lexicon import KINDS
 from mobile_agent.apps.names import normalise
 from mobile_agent.errors import UserError
 from mobile_agent.screen.context import ScreenReader, TargetContext
-from mobile_agent.screen.viewtree import ViewTree
+from mobile_agent.screen.labels import spelled
+from mobile_agent.screen.text import shown_tree
+from mobile_agent.screen.viewtree import Element
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +232,9 @@ class SafetyGate:
                 else None
             )
         xml = ctx.hierarchy() if action.kind is not ActionKind.LAUNCH else None
-        tree = ViewTree.parse(xml) if xml else None
+        # Every text of the screen in the form a person reads it (NFKC, no zero-width, simplified): see shown().
+        shown = shown_tree(xml) if xml else None
+        tree, xml = shown if shown is not None else (None, xml)
         reader = ScreenReader(tree, ctx.screen) if tree is not None else None
         package = ctx.package
         situation = Situation(
@@ -267,7 +271,7 @@ class SafetyGate:
             for pkg in dict.fromkeys([package, element.package]):
                 if not pkg:
                     continue
-                rule = self.registry.match_consequential(pkg, element.as_dict())
+                rule = self.registry.match_consequential(pkg, _as_read(element))
                 if rule is not None:
                     return rule.kind, rule.description or f"{rule.kind} rule of {pkg}"
         return None
@@ -300,6 +304,15 @@ class SafetyGate:
     def _app_name(self, package: str) -> str:
         manifest = self.registry.by_package(package) if self.registry is not None and package else None
         return f"{manifest.name} ({package})" if manifest is not None else (package or "an unknown app")
+
+
+def _as_read(element: Element) -> dict[str, str]:
+    """The element's attributes with the label a person reads as its text (a label spelled one character per child
+    view is its text)."""
+    fields = element.as_dict()
+    if not (fields.get("text") or "").strip():
+        fields["text"] = spelled(element.node)
+    return fields
 
 
 # Apps of these kinds neither move money nor talk to others (their own manifest rules may still say otherwise).

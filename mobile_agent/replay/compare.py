@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from lxml import etree
 
 from mobile_agent.actions import Point, Size
-from mobile_agent.screen.context import ScreenReader, labels_of
+from mobile_agent.screen.context import ScreenReader
+from mobile_agent.screen.labels import labels_of
 from mobile_agent.screen.text import amounts, fold
 from mobile_agent.screen.viewtree import Element, ViewTree
 

@@ -7,12 +7,13 @@ The safety gate decides on this whole picture, not on one label. Everything here
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lxml import etree
 
 from mobile_agent.actions import Point, Size
+from mobile_agent.screen.labels import clickable, is_keyboard, label_of, labels_of, own_descendants, word_of
 from mobile_agent.screen.text import fold
 from mobile_agent.screen.viewtree import Element, ViewTree, visible
 
@@ -28,28 +29,6 @@ _EDIT_CLASS = re.compile(r"EditText|TextField|AutoComplete|SearchView", re.IGNOR
 _TAB_HINT = re.compile(r"tab", re.IGNORECASE)
 # A row of a list (name, preview, time) is named by what is under the finger; a button by all its labels.
 _WHOLE_LABEL_LIMIT = 20
-
-
-# Private-use code points are icon-font glyphs (a check mark, a trash can drawn by a web font): they name nothing a
-# person can read, so a control labelled only with one is blind.
-_ICON_GLYPH = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
-
-
-def readable(text: str) -> str:
-    return _ICON_GLYPH.sub("", text).strip()
-
-
-def label_of(e: Element) -> str:
-    return readable(e.text) or readable(e.content_desc)
-
-
-def labels_of(e: Element) -> list[str]:
-    """Text and description both: when they disagree (text 取消, description 确认付款) the gate reads both."""
-    return list(dict.fromkeys(t for t in (readable(e.text), readable(e.content_desc)) if t))
-
-
-def _clickable(node: etree._Element) -> bool:
-    return node.get("clickable") == "true" or node.get("long-clickable") == "true"
 
 
 def _contains(e: Element, p: Point) -> bool:
@@ -130,7 +109,7 @@ class ScreenReader:
         """The node is a control or inside one (its text is the control's label, not a statement)."""
         if self._controls is None:
             self._controls = {
-                id(n) for c in self.tree.root.iter("node") if _clickable(c) for n in c.iter("node")
+                id(n) for c in self.tree.root.iter("node") if clickable(c) for n in c.iter("node")
             }
         return id(node) in self._controls
 
@@ -243,7 +222,7 @@ class ScreenReader:
         screen_texts = self.texts()
         if not hits:
             return TargetContext(point, None, None, (), (), None, screen_texts, screen_texts)
-        top = hits[-1]  # topmost and deepest in document order
+        top = self._word(hits[-1])  # topmost and deepest in document order
         taker = self._touch_taker(point)
         extra: list[str] = []
         if taker is None:  # nothing under the finger takes a touch: read what is drawn there
@@ -251,7 +230,7 @@ class ScreenReader:
         else:
             target = taker
             inside = [e for e in hits if e.node is taker.node or taker.node in e.node.iterancestors()]
-            hit = inside[-1]
+            hit = self._word(inside[-1])
             chain = [hit]
             if hit.node is not taker.node:
                 for node in hit.node.iterancestors("node"):
@@ -262,7 +241,13 @@ class ScreenReader:
                 chain.append(taker)
             if top.node is not hit.node and top.node not in taker.node.iterancestors():
                 extra = labels_of(top)  # a label drawn over the control: the person reads it as its name
-        own = [self._by_node[id(n)] for n in _own_descendants(target.node) if id(n) in self._by_node]
+        # Nothing takes the touch: the deepest view there is what the finger is on, and the texts inside it lie
+        # elsewhere (an ad banner on a blank secure surface names nothing under the finger).
+        own = (
+            []
+            if taker is None
+            else [self._by_node[id(n)] for n in own_descendants(target.node) if id(n) in self._by_node]
+        )
         own_labelled = _reading_order([e for e in own if visible(e) and labels_of(e)])
         whole = [t for e in [target, *own_labelled] for t in labels_of(e)]
         if len(fold(" ".join(whole))) <= _WHOLE_LABEL_LIMIT:
@@ -300,6 +285,11 @@ class ScreenReader:
             statements=statements,
         )
 
+    def _word(self, e: Element) -> Element:
+        """A character of a spelled label stands for the node that holds the word."""
+        node = word_of(e.node)
+        return self._by_node.get(id(node), e) if node is not None else e
+
     def _touch_taker(self, point: Point) -> Element | None:
         """The control Android delivers a tap to: children are offered it last-drawn first, and the deepest one that
         takes touches wins; a view that takes none (a caption, an overlay, a hidden drawer) lets it through."""
@@ -313,7 +303,7 @@ class ScreenReader:
                 if found is not None:
                     return found
             e = self._by_node.get(id(node))
-            return node if e is not None and _clickable(node) and _contains(e, point) else None
+            return node if e is not None and clickable(node) and _contains(e, point) else None
 
         taker = offer(self.tree.root)
         return self._by_node[id(taker)] if taker is not None else None
@@ -428,15 +418,6 @@ class ScreenReader:
         return len(rows) == 1 and any(c.get("selected") == "true" for c in siblings)
 
 
-# Input methods: Gboard, Sogou, Baidu, iFlytek, Samsung, SwiftKey, and the simulator's own keyboard.
-_KEYBOARD_PACKAGE = re.compile(r"inputmethod|\.input\b|\.ime\b|honeyboard|swiftkey|keyboard", re.I)
-
-
-def is_keyboard(package: str) -> bool:
-    """The on-screen keyboard's window: its keys type into the app below, they are not the app's controls."""
-    return bool(package) and _KEYBOARD_PACKAGE.search(package) is not None
-
-
 def _is_overlay(node: etree._Element) -> bool:
     """A node drawn after a sibling that it covers: the page is under it."""
     parent = node.getparent()
@@ -474,15 +455,6 @@ def _bounds(node: etree._Element) -> tuple[int, int, int, int] | None:
     return tuple(int(v) for v in m.groups()) if m else None  # type: ignore[return-value]
 
 
-def _own_descendants(node: etree._Element) -> Iterator[etree._Element]:
-    """Descendants not inside another clickable: their labels belong to this control."""
-    for child in node.iterchildren("node"):
-        if child.get("clickable") == "true":
-            continue
-        yield child
-        yield from _own_descendants(child)
-
-
 def texts_of(elements: Iterable[Element]) -> tuple[str, ...]:
     return tuple(t for e in elements for t in labels_of(e))
 
@@ -518,4 +490,4 @@ def _reading_order(elements: list[Element]) -> list[Element]:
     return [e for line in lines for e in sorted(line, key=lambda e: e.bounds.left)]  # type: ignore[union-attr]
 
 
-__all__ = ["ScreenReader", "TargetContext", "is_keyboard", "label_of", "labels_of", "readable", "texts_of"]
+__all__ = ["ScreenReader", "TargetContext", "texts_of"]

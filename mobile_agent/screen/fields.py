@@ -3,7 +3,8 @@ whose last control sends what is written in it."""
 
 from __future__ import annotations
 
-from mobile_agent.screen.context import ScreenReader, labels_of
+from mobile_agent.screen.context import ScreenReader
+from mobile_agent.screen.labels import labels_of
 from mobile_agent.screen.text import fold
 from mobile_agent.screen.viewtree import Element, visible
 

@@ -15,10 +15,14 @@ import logging
 import re
 import threading
 import unicodedata
+from copy import deepcopy
 from dataclasses import dataclass
 from functools import lru_cache
 
 import regex
+from lxml import etree
+
+from mobile_agent.screen.viewtree import ViewTree
 
 log = logging.getLogger(__name__)
 
@@ -248,6 +252,55 @@ def plain(text: str) -> str:
     return _base_letters(_IGNORABLE.sub("", unicodedata.normalize("NFKC", text).translate(DIGITS))).lower()
 
 
+# Runs of Unicode spaces (NBSP, U+2007, U+202F, ideographic ...) and of spaces between two Chinese or Japanese
+# characters, which separate nothing a reader sees as words ("发 送", "無\u00a0料通話").
+_SPACES = regex.compile(r"[\p{Zs}\t]+")
+_CJK_GAP = regex.compile(r"(?<=[\p{Han}\p{Hiragana}\p{Katakana}]) (?=[\p{Han}\p{Hiragana}\p{Katakana}])")
+
+
+@lru_cache(maxsize=8192)
+def shown(text: str) -> str:
+    """A screen text as a person reads it, words and punctuation kept: in display order (bidi overrides), NFKC (full-width Latin, digits and currency
+    signs as ASCII), digits of every script as ASCII, default-ignorables removed, every Unicode space one ASCII
+    space (none between two Chinese or Japanese characters), traditional and variant characters simplified. The
+    gate reads every text of a screen in this form (``shown_tree``), so a pattern on raw text and ``amounts`` see
+    "Pay ¥99.00" in "Ｐａｙ ￥\u200b９９.００"."""
+    if text.isascii() and "\t" not in text:
+        return text
+    out = _IGNORABLE.sub("", unicodedata.normalize("NFKC", _displayed(text)).translate(DIGITS))
+    out = _CJK_GAP.sub("", _SPACES.sub(" ", out))
+    return out if out.isascii() else _variants(_t2s(out))
+
+
+def _shown_root(root: etree._Element) -> etree._Element:
+    changes = [
+        (i, key, read)
+        for i, node in enumerate(root.iter(etree.Element))
+        for key, value in node.attrib.items()
+        if key != "bounds" and not value.isascii() and (read := shown(value)) != value
+    ]
+    if not changes:
+        return root
+    copy = deepcopy(root)  # the parsed dump is shared (ViewTree.parse caches it) and never changed
+    nodes = list(copy.iter(etree.Element))
+    for i, key, read in changes:
+        nodes[i].set(key, read)
+    return copy
+
+
+@lru_cache(maxsize=4)
+def shown_tree(hierarchy_xml: str | bytes) -> tuple[ViewTree, str | bytes] | None:
+    """The dump with every attribute text in its ``shown`` form, and that dump as XML (for rules that read XML);
+    the dump itself when nothing changes. None when it is not a dump."""
+    tree = ViewTree.parse(hierarchy_xml)
+    if tree is None:
+        return None
+    root = _shown_root(tree.root)
+    if root is tree.root:
+        return tree, hierarchy_xml
+    return ViewTree(root), etree.tostring(root, encoding="unicode")
+
+
 def _is_dropped(ch: str) -> bool:
     cat = unicodedata.category(ch)
     # Cf: format characters (U+200B..U+200F, U+2060, U+FEFF ...); Z*: separators; P*: punctuation; S* but
@@ -368,7 +421,7 @@ def _cn_value(text: str) -> float:
 
 
 def _nfkc(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).translate(DIGITS).replace("\u00a5", "¥")
+    return _IGNORABLE.sub("", unicodedata.normalize("NFKC", _displayed(text)).translate(DIGITS))
 
 
 def amounts(text: str) -> list[Amount]:
@@ -410,6 +463,8 @@ __all__ = [
     "has_amount",
     "has_line_break",
     "plain",
+    "shown",
+    "shown_tree",
     "spaced",
     "without_amounts",
 ]

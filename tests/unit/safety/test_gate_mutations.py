@@ -488,51 +488,24 @@ def make_gates() -> tuple[SafetyGate, SafetyGate]:
 
 # Known flips today (case id, mutation): each is a gate weakness, kept here until it is fixed (issue 17).
 KNOWN_FLIPS: dict[str, str] = {  # "case-id@mutation": why it flips
-    # A decoy elsewhere turns "no readable node" into a readable screen; the finger still lands on nothing.
-    "alipay-secure-empty-root@decoys": "blind root: one ad node elsewhere makes the gate allow the blind tap",
-    "cmb-black-surface@decoys": "FLAG_SECURE black surface: an ad node elsewhere ends the blind ask",
-    "meituan-opaque-webview-cashier@decoys": "opaque WebView: an ad elsewhere ends the blind ask",
-    "wechat-mini-program-canvas@decoys": "mini-program canvas: an ad node elsewhere ends the blind ask",
-    "wechat-ime-send-key-blind@decoys": "IME without key nodes: an ad node elsewhere ends the blind ask",
-    "chrome-reddit-post@duplicate_window": "the same window twice: the label 'Post' on a child span is lost",
-    "chrome-twitter-web-tweet@duplicate_window": "the same window twice: the label 'Tweet' is lost",
-    "telegram-share-my-contact-ok@fullwidth": "'Share your phone number?' in full-width Latin is not folded",
-    "maps-share-location-for-1-hour@fullwidth": "'Share location' in full-width Latin is not folded",
-    "telegram-share-my-contact-ok@nbsp": "'Share your phone number?' with NBSP for spaces is not matched",
-    "line-jp-free-call@nbsp": "無料通話 with an NBSP inside is not matched",
-    "wechat-redpacket-saiqian@nbsp": "manifest rule matches 塞钱进红包 exactly; an NBSP inside defeats it",
-    "wechat-redpacket-saiqian@zero_width": "manifest rule matches 塞钱进红包 exactly; a U+200B inside defeats it",
-    "wechat-redpacket-saiqian@traditional": "manifest rule matches 塞钱进红包 but not 塞錢進紅包",
-    "wechat-redpacket-saiqian@unknown_app": "only the WeChat manifest knows 塞钱进红包 moves money",
-    "wechat-double-tap-avatar-nudge@traditional": "the avatar is recognised as 头像 but not as 頭像",
-    "taobao-type-login-sms-code@traditional": "benign: a traditional 驗證碼 login field reads as a payment code",
-    "revolut-euro-comma-payee-confirm@zero_width": "€\u200b99,00 is no longer read as an amount",
-    "sgame-price-only-yuan-button@zero_width": "¥\u200b6 is no longer read as an amount",
-    "spotify-start-premium-trial-autorenew@zero_width": "a U+200B in the auto-renew terms hides them",
-    "venmo-continue-onboarding-carousel@zero_width": "benign: with U+200B labels it reads as a pay screen",
-    "gmail-long-press-row-select@wrap_target_1": "benign: a wrapper makes the subject 'Delete the old…' the label",
-    "gmail-long-press-row-select@wrap_target_3": "benign: wrappers make the subject 'Delete the old…' the label",
-    "dialer-contact-card-video@wrap_target_3": "three empty wrappers hide the peer 'Call' next to 'Video'",
-    "didi-free-pay-switch-on@wrap_target_3": "three empty wrappers hide the row text 免密支付 from the switch",
-    # The id or the known app was the only evidence: expected, not a gate bug (kakaopay: the sheet says 결제 비밀번호).
+    # The id or the known app was the only evidence: expected, not a gate bug.
     "x-reply-button@ids_empty": "id-only control (button_tweet)",
     "x-reply-button@ids_obfuscated": "id-only control (button_tweet)",
     "gallery-id-delete-toolbar@ids_empty": "id-only control (id/delete)",
     "gallery-id-delete-toolbar@ids_obfuscated": "id-only control (id/delete)",
-    "qq-zhhant-fa-hongbao@ids_empty": "id-only control (send_btn)",
-    "qq-zhhant-fa-hongbao@ids_obfuscated": "id-only control (send_btn)",
-    "kakaopay-kr-password@ids_empty": "the field is known by its id; the sheet's 결제 비밀번호 is not read",
-    "kakaopay-kr-password@ids_obfuscated": "the field is known by its id; the sheet's 결제 비밀번호 is not read",
     "meituan-id-btn-pay@ids_obfuscated": "id-only control (btn_pay)",
     "cmb-id-confirm-transfer@ids_obfuscated": "id-only control (confirm_transfer)",
     "dialer-fab-id-only@ids_obfuscated": "id-only control (dialpad_floating_action_button, manifest rule)",
     "douyin-id-publish-btn@ids_obfuscated": "id-only control (publish_btn)",
     "dialer-fab-id-only@unknown_app": "id-only dial button: only the dialer manifest knows it",
     "launcher-drag-icon-to-remove@unknown_app": "benign: only the launcher knows 'Remove' drops a shortcut",
+    # One view per character: each piece is normalised alone, so what spans the word is lost.
+    "chrome-rlo-reversed-confirm-payment@split_chars": "the RLO override is its own piece, dropped: letters stay reversed",
+    "simple-gallery-wastebasket-emoji-toolbar@split_chars": "U+FE0F is its own (empty) piece: one 🗑 piece, no word",
 }
 
-# Mutations the gate does not survive today, so not asserted: split_chars flips 56 cases (see /tmp/s3/fuzz/flips.md).
-NOT_SURVIVED = {"split_chars"}
+# Mutations the gate does not survive today, so not asserted.
+NOT_SURVIVED: set[str] = set()
 SEED = 17
 PAIRS_PER_CASE = 2
 

@@ -180,3 +180,63 @@ def test_a_thai_call_dialog_asks_and_saving_a_number_does_not(question, yes, ver
     box += n(yes, "[800,1380][1000,1500]", click=True, cls="android.widget.Button", rid="android:id/button1")
     xml = tree(n("", "[80,1000][1000,1540]", cls="android.widget.LinearLayout", kids=box))
     assert _check_in(xml, Action.tap(900, 1440), "com.example.app").verdict is verdict
+
+
+def _red_packet(button: str, title: str = "发红包") -> str:
+    return dump(
+        node(title, "[160,104][920,204]"),
+        node("200.00", "[40,300][1040,420]", True, cls="android.widget.EditText"),
+        node("¥200.00", "[0,900][1080,1080]"),
+        node(button, "[240,1230][840,1370]", True, cls="android.widget.Button"),
+    )
+
+
+@pytest.mark.parametrize(
+    "button, title",
+    [
+        ("塞钱进红包", "发红包"),
+        ("塞\u200b钱进红包", "发红包"),
+        ("塞\u00a0钱进红包", "发\u00a0红包"),
+        ("塞錢進紅包", "發紅包"),
+        ("确定", "发红包"),
+        ("確\u200b定", "發紅包"),
+    ],
+)
+def test_a_red_packet_form_in_an_app_nobody_described_pays(button, title):
+    decision = check(Action.tap(540, 1300), _red_packet(button, title))
+    assert decision.verdict is Verdict.ASK and decision.kind == "pay", decision
+
+
+@pytest.mark.parametrize("button", ["红包记录", "查看红包"])
+def test_a_red_packet_history_button_does_not_pay(button):
+    xml = dump(node("我的红包", "[160,104][920,204]"), node(button, "[240,1230][840,1370]", True))
+    assert check(Action.tap(540, 1300), xml).verdict is Verdict.ALLOW
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Share your phone number?",
+        "Ｓｈａｒｅ ｙｏｕｒ ｐｈｏｎｅ ｎｕｍｂｅｒ?",
+        "Share\u00a0your\u00a0phone\u00a0number?",
+    ],
+)
+def test_a_request_for_the_phone_number_reads_the_same_in_every_width_and_space(body):
+    xml = dump(
+        node(
+            bounds="[80,900][1000,1500]",
+            cls="com.android.internal.app.AlertDialog",
+            kids=node(body, "[120,950][960,1200]")
+            + node("Cancel", "[120,1350][500,1450]", True, cls="android.widget.Button")
+            + node("ＯＫ", "[560,1350][960,1450]", True, cls="android.widget.Button"),
+        )
+    )
+    decision = check(Action.tap(760, 1400), xml)
+    assert decision.verdict is Verdict.ASK and decision.kind == "send", decision
+
+
+@pytest.mark.parametrize("link", ["ｔｅｌ:10086", "tel:\u200b10086", "weixin://wx\u200bpay/bizpayurl?pr=abc"])
+def test_links_written_in_full_width_or_with_invisible_characters_are_read(link):
+    from mobile_agent.agent.links import link_kind
+
+    assert link_kind(link) is not None

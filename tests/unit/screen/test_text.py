@@ -3,7 +3,17 @@ folds to the same form, and words of other scripts keep their own letters."""
 
 import pytest
 
-from mobile_agent.screen.text import amounts, first_line, fold, has_line_break, plain, spaced, without_amounts
+from mobile_agent.screen.text import (
+    amounts,
+    first_line,
+    fold,
+    has_line_break,
+    plain,
+    shown,
+    shown_tree,
+    spaced,
+    without_amounts,
+)
 
 
 @pytest.mark.parametrize(
@@ -187,3 +197,48 @@ def test_thai_and_indic_vowel_marks_stay_on_their_own_letters():
 
 def test_plain_reads_other_digits_as_ascii():
     assert plain("ادفع ٥٠ ر.س") == "ادفع 50 ر.س"
+
+
+@pytest.mark.parametrize(
+    "written, read",
+    [
+        ("Ｐａｙ ￥９９.００", "Pay ¥99.00"),
+        ("Share\u00a0your\u2007phone\u202fnumber?", "Share your phone number?"),
+        ("Start\u200bmy free\u3000month", "Startmy free month"),
+        ("無\u00a0料通話", "无料通话"),
+        ("发 送", "发送"),
+        ("塞錢進紅包", "塞钱进红包"),
+        ("\u202etnemyap mrifnoC\u202c", "Confirm payment"),
+    ],
+)
+def test_shown_is_the_text_a_person_reads_with_its_words_apart(written, read):
+    assert shown(written) == read
+
+
+@pytest.mark.parametrize("text", ["Hello world", "송금 하기", "Pay now", "Кнопка Оплатить"])
+def test_shown_keeps_words_that_are_words_apart(text):
+    assert shown(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("€\u200b99,00", 99.0), ("¥\u200b6", 6.0), ("￥\u00a0９９", 99.0), ("¥\u2060200.00", 200.0)],
+)
+def test_invisible_characters_and_odd_spaces_inside_an_amount_keep_it_an_amount(text, value):
+    assert [a.value for a in amounts(text)] == [value]
+
+
+def test_no_amount_appears_from_invisible_characters():
+    assert amounts("第\u200b6页") == [] and amounts("\u200b6 min") == []
+
+
+def test_shown_tree_folds_every_attribute_and_leaves_a_plain_dump_alone():
+    plain_dump = '<hierarchy><node text="Pay" content-desc="" bounds="[0,0][10,10]"/></hierarchy>'
+    tree, xml = shown_tree(plain_dump)
+    assert xml is plain_dump and tree.elements[0].text == "Pay"
+    odd = '<hierarchy><node text="塞錢\u200b進紅包" content-desc="Ｐａｙ" hint="¥\u00a06" bounds="[0,0][10,10]"/></hierarchy>'
+    tree, xml = shown_tree(odd)
+    e = tree.elements[0]
+    assert (e.text, e.content_desc, e.node.get("hint")) == ("塞钱进红包", "Pay", "¥ 6")
+    assert "塞钱进红包" in xml
+    assert shown_tree("not a dump") is None
