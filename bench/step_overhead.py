@@ -132,6 +132,22 @@ class MeasuringClient(ModelClient):
         return super().complete(messages, **kwargs)
 
 
+def run_bench_task(serial: str, adb: str, base_url: str, store: TrajectoryStore, on_step, **options):
+    """The bench's task in-process on the simulated phone (sending in WeChat allowed: it is the task)."""
+    return run_task(
+        TASK,
+        device=serial,
+        adb=adb,
+        base_url=base_url,
+        model=FAMILY,
+        family=FAMILY,
+        store=store,
+        on_step=on_step,
+        safety=parse_policy(allow=["send@com.tencent.mm"]),
+        **options,
+    )
+
+
 def reset_phone(serial: str, adb: str) -> None:
     host, port = adb.split(":")
     dev = adbutils.AdbClient(host=host, port=int(port)).device(serial)
@@ -167,19 +183,7 @@ def run_ours(
                 wall.append((kind, event.timings.get("total", (now[1] - marks[-1][1]) * 1000)))
                 marks.append(now)
 
-            result = run_task(
-                TASK,
-                device=serial,
-                adb=adb,
-                base_url=base_url,
-                model=FAMILY,
-                family=FAMILY,
-                store=store,
-                client=client,
-                config=config,
-                on_step=on_step,
-                safety=parse_policy(allow=["send@com.tencent.mm"]),
-            )
+            result = run_bench_task(serial, adb, base_url, store, on_step, client=client, config=config)
             assert result.outcome == "finished", result
             # The full-resolution PNG a peer would send for the same screens.
             for step in store.steps(result.episode_id)[:2]:
@@ -273,17 +277,7 @@ def count_round_trips(serial: str, adb: str, base_url: str, store: TrajectorySto
         counts = json.loads(dev.shell("sim-requests reset"))
         rows.append((event.action.kind.value if event.action else "none", counts))
 
-    result = run_task(
-        TASK,
-        device=serial,
-        adb=adb,
-        base_url=base_url,
-        model=FAMILY,
-        family=FAMILY,
-        store=store,
-        on_step=on_step,
-        safety=parse_policy(allow=["send@com.tencent.mm"]),
-    )
+    result = run_bench_task(serial, adb, base_url, store, on_step)
     assert result.outcome == "finished", result
     per_step = [sum(c.values()) for _, c in rows]
     kinds: dict[str, int] = {}

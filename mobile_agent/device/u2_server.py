@@ -109,15 +109,13 @@ class ServerSetup:
     finds it dead, keeping its launch in ``Device._process``, which is how a restart is noticed.
     """
 
-    def __init__(self, idle_timeout_ms: int | None) -> None:
-        self.idle_timeout_ms = idle_timeout_ms  # None: leave the server's Configurator as it is
+    def __init__(self, idle_timeout_ms: int) -> None:
+        self.idle_timeout_ms = idle_timeout_ms
         self.dump_waits_idle = False
         self.launch: object = None  # u2's own launch of the server when the setup was made (None: not u2's)
 
     def apply(self, u2: object, call: Callable[[Callable[[], object]], object]) -> None:
         self.launch = getattr(u2, "_process", None)
-        if self.idle_timeout_ms is None:
-            return
         try:
             call(
                 lambda: u2.jsonrpc.setConfigurator(  # type: ignore[attr-defined]
