@@ -16,6 +16,12 @@ from sqlalchemy.engine import make_url
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_disk_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The suite's processes share one cache folder of their own, never the user's ~/.cache/mobile-agent."""
+    os.environ["MOBILE_AGENT_CACHE"] = str(tmp_path_factory.mktemp("mobile-agent-cache"))
+
+
 @pytest.fixture(autouse=True)
 def _environment_restored() -> Iterator[None]:
     """What a test (or a command it runs in-process) puts in os.environ ends with the test."""

@@ -1,0 +1,130 @@
+"""The built registry kept on disk between processes, so a new `run` or worker skips parsing every manifest.
+
+Parsing and validating the shipped manifests costs ~60 ms of CPU on each start; loading the pickled result costs
+~3 ms. An entry is found by a key over everything the build depends on: the folders and the digest of every file
+the builder reads there (the caller's signature), this package's version, the Python version and the size and
+modification time of every source file of ``mobile_agent`` (a code change can change what is built). Anything
+wrong with an entry — unreadable, corrupt, from another build — means a normal build, and the entry is rewritten.
+
+Where: ``$MOBILE_AGENT_CACHE``, else ``$XDG_CACHE_HOME/mobile-agent``, else ``~/.cache/mobile-agent``;
+``MOBILE_AGENT_CACHE=`` (empty) turns the disk cache off. Entries are only read when this user owns them and no
+one else may write them (a pickle runs code when loaded), and written atomically with mode 0600.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import mobile_agent
+
+log = logging.getLogger(__name__)
+
+CACHE_ENV = "MOBILE_AGENT_CACHE"
+FORMAT = 1  # bump when what is stored changes shape in a way the source fingerprint would not catch
+Built = TypeVar("Built")
+
+
+def cache_dir() -> Path | None:
+    """The folder the disk cache uses, or None when it is turned off."""
+    named = os.environ.get(CACHE_ENV)
+    if named is not None:
+        return Path(named).expanduser() if named.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "mobile-agent"
+
+
+def _source_fingerprint() -> list[tuple[str, int, int]]:
+    """(path, mtime_ns, size) of every module of the package: ~240 stat calls, under a millisecond."""
+    found: list[tuple[str, int, int]] = []
+
+    def walk(folder: str) -> None:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        walk(entry.path)
+                elif entry.name.endswith(".py"):
+                    info = entry.stat()
+                    found.append((entry.path, info.st_mtime_ns, info.st_size))
+
+    for root in mobile_agent.__path__:
+        walk(root)
+    return sorted(found)
+
+
+def entry_key(signature: tuple) -> str:
+    parts = (FORMAT, mobile_agent.__version__, sys.version, signature, _source_fingerprint())
+    return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+def _trusted(path: Path) -> bool:
+    info = path.stat()
+    owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return owned and stat.S_ISREG(info.st_mode) and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _read(path: Path, kind: type) -> object | None:
+    try:
+        if not _trusted(path):
+            log.warning("ignoring the cache entry %s: another user owns it or may write it", path)
+            return None
+        with path.open("rb") as stored:
+            value = pickle.load(stored)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # a torn or foreign entry is a miss, never an error: the build is the truth
+        log.info("cache entry %s unusable (%s): building again", path, exc)
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def _write(path: Path, value: object) -> None:
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
+        try:
+            with os.fdopen(handle, "wb") as out:
+                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except Exception as exc:  # a read-only or full disk costs the next start its time, nothing else
+        log.info("could not write the cache entry %s: %s", path, exc)
+
+
+def _drop_stale(folder: Path, prefix: str, keep: Path) -> None:
+    try:
+        for old in folder.glob(f"{prefix}-*.pickle"):
+            if old != keep:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def cached(prefix: str, signature: tuple, kind: type[Built], build: Callable[[], Built]) -> Built:
+    """What ``build()`` returns for this ``signature``: from the disk cache when an entry matches, else built and
+    stored (replacing this prefix's older entries). Errors from ``build`` pass through and nothing is stored."""
+    folder = cache_dir()
+    if folder is None:
+        return build()
+    path = folder / f"{prefix}-{entry_key(signature)}.pickle"
+    found = _read(path, kind)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    value = build()
+    _write(path, value)
+    _drop_stale(folder, prefix, path)
+    return value
+
+
+__all__ = ["CACHE_ENV", "cache_dir", "cached", "entry_key"]
