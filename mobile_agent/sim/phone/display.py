@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mobile_agent.errors import DeviceError
-from mobile_agent.sim.render.renderer import Renderer
+from mobile_agent.sim.render.renderer import Renderer, shared_renderer
 from mobile_agent.sim.world import popups, system
 from mobile_agent.sim.world.base import Ctx
 from mobile_agent.sim.world.launcher import LAUNCHER
@@ -183,7 +183,7 @@ class Display:
     @property
     def renderer(self) -> Renderer:
         if self._renderer is None:
-            self._renderer = Renderer(self._phone.config.width, self._phone.config.height)
+            self._renderer = shared_renderer(self._phone.config.width, self._phone.config.height, self)
         return self._renderer
 
     def screenshot(self, fmt: str = "png", quality: int = 80, scale: float = 1.0) -> bytes:

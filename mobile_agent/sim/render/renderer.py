@@ -3,13 +3,16 @@
 Layout lives here (each node's box, image, text and focus caret, in tree order); the drawing primitives are in
 fonts.py (text), photos.py (photo-like content), glyphs.py (line icons) and chrome.py (status bar, navigation bar,
 keyboard, toast). Encoded PNG / JPEG bytes are cached per screen fingerprint, so a repeated screenshot costs a
-dictionary lookup.
+dictionary lookup. The phones of one process share a renderer per screen size (``shared_renderer``): phones that
+show the same screen — a farm running one task on many phones — draw it once between them, as real phones would
+each draw it on their own hardware without costing the host anything.
 """
 
 from __future__ import annotations
 
 import io
 import threading
+import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 ENCODED_CACHE_ENTRIES = 256
 IMAGE_CACHE_ENTRIES = 8
+MAX_SHARED_USERS = 16
 
 BRAND_COLORS = {
     "com.tencent.mm": (7, 193, 96),
@@ -44,6 +48,21 @@ class Renderer:
         self._encoded: OrderedDict[tuple, bytes] = OrderedDict()
         self._images: OrderedDict[str, Image.Image] = OrderedDict()
         self.renders = 0  # how many full renders ran (cache misses), for tests and the bench
+        self.users = (
+            1  # phones drawing with it: the caches hold as much for each as a renderer of its own would
+        )
+
+    def add_user(self) -> None:
+        with self._lock:
+            self.users += 1
+
+    def remove_user(self) -> None:
+        with self._lock:
+            self.users = max(1, self.users - 1)
+
+    @property
+    def _share(self) -> int:
+        return min(self.users, MAX_SHARED_USERS)  # memory stays bounded however many phones a process makes
 
     # ------------------------------------------------------------------ public
     def encode(
@@ -74,7 +93,7 @@ class Renderer:
                 image.save(out, "JPEG", quality=max(1, min(100, int(quality))))
             data = out.getvalue()
             self._encoded[key] = data
-            while len(self._encoded) > ENCODED_CACHE_ENTRIES:
+            while len(self._encoded) > ENCODED_CACHE_ENTRIES * self._share:
                 self._encoded.popitem(last=False)
             return data
 
@@ -104,7 +123,7 @@ class Renderer:
             return img
         img = self.render(built.tree, built.chrome, black=built.black)
         self._images[built.fingerprint] = img
-        while len(self._images) > IMAGE_CACHE_ENTRIES:
+        while len(self._images) > IMAGE_CACHE_ENTRIES * self._share:
             self._images.popitem(last=False)
         return img
 
@@ -250,3 +269,20 @@ class Renderer:
                 fill=(7, 193, 96),
                 width=3,
             )
+
+
+_shared: dict[tuple[int, int], Renderer] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_renderer(width: int, height: int, user: object) -> Renderer:
+    """The renderer the phones of this process with a ``width`` x ``height`` screen draw with (one per size);
+    ``user`` (a phone's display) counts as one of its users until it is garbage."""
+    with _shared_lock:
+        renderer = _shared.get((width, height))
+        if renderer is None:
+            renderer = _shared[(width, height)] = Renderer(width, height)
+        else:
+            renderer.add_user()
+    weakref.finalize(user, renderer.remove_user)
+    return renderer

@@ -113,6 +113,22 @@ def test_screenshots_are_cached_per_screen_state():
     assert phone.screenshot("png") != first
 
 
+def test_phones_of_one_process_draw_a_screen_they_share_once():
+    first, second = Phone(PhoneConfig(name="a")), Phone(PhoneConfig(name="b"))
+    assert first.display.renderer is second.display.renderer
+    first.launch("com.tencent.mm")
+    second.launch("com.tencent.mm")
+    shot = first.screenshot("jpeg", quality=80)
+    renders = first.display.renderer.renders
+    assert second.screenshot("jpeg", quality=80) == shot and first.display.renderer.renders == renders
+    open_chat(second, "张三")
+    assert second.screenshot("jpeg", quality=80) != shot  # the other phone's own screen, drawn for it
+    assert first.screenshot("jpeg", quality=80) == shot
+    other_size = Phone(PhoneConfig(name="c", width=720, height=1600))
+    assert other_size.display.renderer is not first.display.renderer
+    assert Image.open(io.BytesIO(other_size.screenshot("jpeg"))).size == (720, 1600)
+
+
 def test_double_tap_within_300ms_on_the_same_element():
     phone = Phone()
     phone.tap(900, 250)
