@@ -1,10 +1,11 @@
-"""What an episode is run with and what it gives back: the settings, the person behind the run, the live step
-events and the result. The loop (:mod:`mobile_agent.agent.loop`), the take-over helpers and the entry points
+"""What an episode is run with and what it gives back: the settings, the person behind the run, the stop flag, the
+live step events and the result. The loop (:mod:`mobile_agent.agent.loop`), the take-over helpers and the entry points
 (:mod:`mobile_agent.agent.runtime`) all import these; they import nothing of the loop.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -23,6 +24,37 @@ class UserChannel(Protocol):
 class NoUser:
     def ask(self, question: str) -> str | None:
         return None
+
+
+class EpisodeStopped(KeyboardInterrupt):
+    """The episode was stopped from outside its loop (its phone was taken over by another process). A
+    KeyboardInterrupt, so that it takes Ctrl-C's path: the episode ends as ``interrupted`` with ``detail``, and the
+    command exits as interrupted."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class StopFlag:
+    """Set from another thread to stop an episode: the loop calls ``check`` at the start of a step, before it asks
+    the model and right before it acts, and ``check`` raises EpisodeStopped once the flag is set. No I/O: the
+    thread that sets it (the phone lease's renewal) has already done the looking."""
+
+    def __init__(self) -> None:
+        self._set = threading.Event()
+        self.reason = ""
+
+    def set(self, reason: str) -> None:
+        self.reason = reason
+        self._set.set()
+
+    def is_set(self) -> bool:
+        return self._set.is_set()
+
+    def check(self) -> None:
+        if self._set.is_set():
+            raise EpisodeStopped(self.reason)
 
 
 @dataclass(frozen=True)
@@ -97,4 +129,4 @@ class EpisodeResult:
         return self.outcome.ended_by_agent
 
 
-__all__ = ["AgentConfig", "EpisodeResult", "NoUser", "StepEvent", "UserChannel"]
+__all__ = ["AgentConfig", "EpisodeResult", "EpisodeStopped", "NoUser", "StepEvent", "StopFlag", "UserChannel"]

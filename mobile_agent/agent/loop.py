@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
 from mobile_agent.agent.acting import commit_step, finish_or_read
-from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, UserChannel
+from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, StopFlag, UserChannel
 from mobile_agent.agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
 from mobile_agent.agent.loops import LoopDetector, LoopGuard
 from mobile_agent.agent.overrun import StepClock
@@ -93,6 +93,7 @@ class Agent:
         guards: list[Guard] | None = None,
         on_step: Callable[[StepEvent], None] | None = None,
         critic: Critic | None = None,
+        stop: StopFlag | None = None,
     ) -> None:
         self.device = device
         self.family = family
@@ -109,6 +110,7 @@ class Agent:
         )
         self.on_step = on_step
         self.critic = critic
+        self.stop = stop or StopFlag()  # set from outside (the phone was taken over): see StopFlag
         self.screen = StepScreen(device, family, registry)
         self._approval: _Approval | None = None
 
@@ -181,6 +183,7 @@ class Agent:
                 if time.monotonic() > deadline:
                     raise _EpisodeEnd(Outcome.TIMEOUT, f"episode timeout of {self.config.timeout_s:.0f} s")
                 self._heartbeat.beat()
+                self.stop.check()
                 self._clock.next_step()
                 self._step()
         except _EpisodeEnd as e:
@@ -188,8 +191,8 @@ class Agent:
         except DeadlineExceeded as e:  # a wait ran past the step's deadline: write the step, then the end
             self._clock.record_overrun(self.store, self._episode_id, self._index, e)
             end = _EpisodeEnd(Outcome.TIMEOUT, e.one_line())
-        except KeyboardInterrupt:
-            end = _EpisodeEnd(Outcome.INTERRUPTED, "interrupted by the user")
+        except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, or the stop flag (EpisodeStopped says why)
+            end = _EpisodeEnd(Outcome.INTERRUPTED, getattr(e, "detail", None) or "interrupted by the user")
             self._finish(end)
             raise
         except DeviceLost as e:
@@ -302,6 +305,7 @@ class Agent:
         return True
 
     def _ask_model(self, draft: StepDraft, loop_hint: str | None = None) -> None:
+        self.stop.check()
         obs = draft.observation
         prepared = prepare_image(obs.screenshot, self.family)
         hints = None
@@ -344,17 +348,12 @@ class Agent:
                 action.describe(),
                 action=action,
                 episode_id=self._episode_id,
+                deadline=self._clock.deadline,
             )
             name = label.label.value if label.label is not None else "unavailable"
             wrong = label.is_wrong
-            draft.decisions.append(
-                Decision(
-                    "critic",
-                    Verdict.HINT if wrong else Verdict.ALLOW,
-                    f"{name}: {label.rationale}",
-                    kind=name,
-                )
-            )
+            verdict = Verdict.HINT if wrong else Verdict.ALLOW
+            draft.decisions.append(Decision("critic", verdict, f"{name}: {label.rationale}", kind=name))
             if not wrong:
                 return
             if reask == critic.max_reasks:
@@ -581,6 +580,8 @@ class Agent:
         """Commit the step; with ``act`` as an intent, then act and complete it (mobile_agent.agent.acting)."""
         if t0 is not None:
             draft.timings["total"] = (time.perf_counter() - t0) * 1000
+        if act:
+            self.stop.check()  # the last moment before the phone is touched
         if draft.hierarchy is None:
             # The view tree of the observed screen, when this step read it anyway: offline evaluation scores taps
             # by the element under them, and verification reads the final screen's text from it.

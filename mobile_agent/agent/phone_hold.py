@@ -4,7 +4,13 @@ same lease a farm worker takes (mobile_agent.store.phones), renewed every few se
 A phone leased by a live process is refused with who holds it; a lease whose process is gone is taken over at
 once; ``force`` takes over a live one (and says so in the log).
 
-    with PhoneHold(store, serial, adb, force=False):
+The process whose lease was taken over learns it at its next renewal (within HEARTBEAT_S) and sets ``lost``, the
+episode's stop flag: the episode does nothing more on the phone and ends as ``interrupted``, naming who has the
+phone now; the lease is not released by it (it is not its lease any more).
+
+    hold = PhoneHold(store, serial, adb, force=False)
+    agent = Agent(..., stop=hold.lost)
+    with hold:
         agent.run(task)
 """
 
@@ -15,6 +21,7 @@ import threading
 
 from sqlalchemy import select
 
+from mobile_agent.agent.config import StopFlag
 from mobile_agent.device.android import parse_adb_address
 from mobile_agent.errors import MobileAgentError, UserError
 from mobile_agent.store import phones as phone_db
@@ -40,6 +47,7 @@ class PhoneHold:
         self.me = this_process()
         self.lease_s = lease_s()
         self.took_over: str | None = None  # the holder whose lease was taken, when one was
+        self.lost = StopFlag()  # set when another process took this lease over
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._renew, name=f"phone-lease-{serial}", daemon=True)
 
@@ -111,13 +119,28 @@ class PhoneHold:
                 log.warning("could not renew the lease on phone %s", self.serial, exc_info=True)
                 continue
             if not renewed:
-                log.warning("the lease on phone %s was taken over by another process", self.serial)
+                reason = self._lost_to()
+                log.warning("%s; this run stops before it touches the phone again", reason)
+                self.lost.set(reason)
                 return
+
+    def _lost_to(self) -> str:
+        """Who has the phone now, in words, once our lease was found gone."""
+        try:
+            info = phone_db.farm_device(self.store, self.key)
+            if info is not None and info.worker:
+                return f"phone {self.serial} was taken over by another process: {self._describe(info.worker)}"
+        except Exception:  # noqa: BLE001 - the stop matters, not the name
+            log.warning("could not read who holds phone %s now", self.serial, exc_info=True)
+            return f"the lease on phone {self.serial} was taken over by another process"
+        return f"the lease on phone {self.serial} was taken over by another process (released since)"
 
     def release(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(HEARTBEAT_S + 1)
+        if self.lost.is_set():  # another process holds the phone: its lease is not ours to give back
+            return
         try:
             phone_db.release_device(self.store, self.key, worker=self.me)
         except (

@@ -63,7 +63,9 @@ def run_task(
     """Run one task on one phone until it ends; every step is recorded in the store.
 
     The phone is leased in the store while the episode runs: a phone another live process holds is refused
-    (UserError naming the holder) unless ``force``; a lease whose process is gone is taken over.
+    (UserError naming the holder) unless ``force``; a lease whose process is gone is taken over. A run whose phone
+    is taken over (another run with ``force``) stops before it touches the phone again: its episode ends as
+    ``interrupted``, naming who has the phone, and EpisodeStopped (a KeyboardInterrupt) is raised as for Ctrl-C.
 
     ``critic`` labels each proposed action before it runs and has the model re-propose a ``wrong`` one.
 
@@ -93,6 +95,7 @@ def run_task(
     store = store or TrajectoryStore.open(settings.db, root=Path(data_dir) if data_dir else None)
     try:
         phone = AndroidDevice(serial, adb=adb)
+        hold = PhoneHold(store, serial, adb, force=force)
         agent = Agent(
             phone,
             adapter,
@@ -103,13 +106,14 @@ def run_task(
             user=user,
             on_step=on_step,
             critic=critic,
+            stop=hold.lost,
         )
-        with PhoneHold(store, serial, adb, force=force):
+        with hold:
             client.prepare()  # the SDK's import overlaps the phone's first screenshot instead of preceding it
             try:
                 return agent.run(task)
             finally:
-                if stop_u2_server:
+                if stop_u2_server and not hold.lost.is_set():  # a phone taken over is not ours to touch
                     phone.stop_server()
     finally:
         if own_store:
@@ -136,7 +140,8 @@ def resume_episode(
     """Continue a paused episode on the phone it ran on, with the model and settings it ran with.
 
     ``reply`` answers the question it paused on (yes/no for a confirmation, any text for a call-user); every other
-    argument overrides what the pause recorded. UserError when the episode is not paused.
+    argument overrides what the pause recorded. UserError when the episode is not paused. The phone is leased as
+    for :func:`run_task`, and a resume whose phone is taken over stops the same way.
     """
     own_store = store is None
     store = store or TrajectoryStore.open(db, root=Path(data_dir) if data_dir else None)
@@ -158,6 +163,7 @@ def resume_episode(
             raise UserError("the pause does not say which model endpoint to use", "pass --base-url")
         serial = device or pause.device
         client = ModelClient(urls, model or context.get("model") or info.model)
+        hold = PhoneHold(store, serial, adb if adb is not None else pause.adb_server)
         agent = Agent(
             AndroidDevice(serial, adb=adb if adb is not None else pause.adb_server),
             get_family(family or context.get("family") or info.family),
@@ -167,8 +173,9 @@ def resume_episode(
             config=config,
             user=user,
             on_step=on_step,
+            stop=hold.lost,
         )
-        with PhoneHold(store, serial, adb if adb is not None else pause.adb_server):
+        with hold:
             client.prepare()
             return agent.resume(info.id, reply)
     finally:

@@ -9,7 +9,7 @@ import typer
 from mobile_agent.cli.gc_hold import CollectorHold
 from mobile_agent.cli.popup_rules import POPUP_RULES_HELP, use_popup_rules
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
-from mobile_agent.cli.terminal import TerminalUser, print_outcome, print_step
+from mobile_agent.cli.terminal import TerminalUser, interruption_said, print_outcome, print_step
 from mobile_agent.errors import MobileAgentError, UserError
 
 if TYPE_CHECKING:
@@ -25,7 +25,9 @@ def critic_from_options(url: str | None, model: str | None, reasks: int, fail_cl
 
     if model is None:
         try:
-            served = ModelClient([url], "probe", timeout=15.0, max_retries=1).list_models()
+            served = ModelClient(
+                [url], "probe", timeout=5.0, max_retries=0
+            ).list_models()  # before any deadline
         except MobileAgentError:
             served = []
         if not served and fail_closed:
@@ -140,24 +142,25 @@ def run_command(
         reviewer = critic_from_options(critic, critic_model, critic_reasks, critic_fail_closed)
         store = TrajectoryStore.open(load_settings(db=db).db)  # ours, so we can say where the trajectory is
         try:
-            result = run_task(
-                task,
-                device=device,
-                adb=adb,
-                base_url=base_url,
-                model=model,
-                family=family,
-                db=db,
-                apps_dir=apps_dir,
-                config=config,
-                user=user,
-                on_step=hold.released_by(None if as_json else print_step),
-                safety=safety,
-                critic=reviewer,
-                force=force,
-                store=store,
-                stop_u2_server=stop_u2_server,
-            )
+            with interruption_said():
+                result = run_task(
+                    task,
+                    device=device,
+                    adb=adb,
+                    base_url=base_url,
+                    model=model,
+                    family=family,
+                    db=db,
+                    apps_dir=apps_dir,
+                    config=config,
+                    user=user,
+                    on_step=hold.released_by(None if as_json else print_step),
+                    safety=safety,
+                    critic=reviewer,
+                    force=force,
+                    store=store,
+                    stop_u2_server=stop_u2_server,
+                )
             location, serial = store.describe_location(), store.episode(result.episode_id).device
         finally:
             store.close()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mobile_agent.cli.terminal import TerminalUser, console, printable, shown
+from mobile_agent.cli.terminal import TerminalUser, console, interruption_said, printable, shown
 
 if TYPE_CHECKING:
     from mobile_agent.agent.config import StepEvent
@@ -77,19 +77,20 @@ def resume_command(
     from mobile_agent.agent.config import NoUser
     from mobile_agent.agent.runtime import resume_episode
 
-    result = resume_episode(
-        episode,
-        reply=reply,
-        db=db,
-        device=device,
-        adb=adb,
-        base_url=base_url or None,
-        model=model,
-        apps_dir=apps_dir,
-        safety=policy_from_options(policy, allow, deny),
-        user=NoUser() if non_interactive else TerminalUser(),
-        on_step=_print_step,
-    )
+    with interruption_said():
+        result = resume_episode(
+            episode,
+            reply=reply,
+            db=db,
+            device=device,
+            adb=adb,
+            base_url=base_url or None,
+            model=model,
+            apps_dir=apps_dir,
+            safety=policy_from_options(policy, allow, deny),
+            user=NoUser() if non_interactive else TerminalUser(),
+            on_step=_print_step,
+        )
     colour = "green" if result.ok else "red"
     console.print(
         f"outcome: [bold {colour}]{result.outcome}[/] after {result.steps} steps (episode {result.episode_id})"

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,4 +101,28 @@ def print_outcome(result: EpisodeResult, location: str | None = None) -> None:
         console.print(f"trajectory: {shown(location)}  (mobile-agent show {result.episode_id})")
 
 
-__all__ = ["TerminalUser", "console", "print_outcome", "print_step", "printable", "shown"]
+@contextmanager
+def interruption_said() -> Iterator[None]:
+    """Ctrl-C, SIGTERM or a stop from outside (the phone taken over by another run) end the command with exit 130
+    and one line on stderr saying why; the episode has been recorded as interrupted by then."""
+    try:
+        yield
+    except KeyboardInterrupt as stopped:
+        detail = getattr(stopped, "detail", None)  # EpisodeStopped says why; Ctrl-C does not need to
+        from rich.console import Console
+
+        Console(stderr=True).print(
+            f"interrupted: {shown(detail)}" if detail else "interrupted", highlight=False
+        )
+        raise typer.Exit(130) from None
+
+
+__all__ = [
+    "TerminalUser",
+    "console",
+    "interruption_said",
+    "print_outcome",
+    "print_step",
+    "printable",
+    "shown",
+]

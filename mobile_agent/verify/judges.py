@@ -33,6 +33,7 @@ from mobile_agent.verify.verdict import (
     most_conservative,
     verdict_from_points,
 )
+from mobile_agent.waits.deadlines import Deadline
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +98,16 @@ def ask_json(
     content: list[dict[str, Any]],
     *,
     episode_id: str | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[dict[str, Any], float]:
-    """One request; the parsed JSON reply and the latency in seconds. ModelError / JudgeReplyError on failure."""
+    """One request; the parsed JSON reply and the latency in seconds. ModelError / JudgeReplyError on failure,
+    DeadlineExceeded when ``deadline`` passes first."""
     messages = [
         {"role": "system", "content": f"{marker(kind)}\n{system}"},
         {"role": "user", "content": content},
     ]
     started = time.monotonic()
-    reply = client.complete(messages, episode_id=episode_id)
+    reply = client.complete(messages, episode_id=episode_id, deadline=deadline)
     return parse_json_reply(reply.text), time.monotonic() - started
 
 

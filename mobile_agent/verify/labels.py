@@ -4,6 +4,8 @@ Before: ``Critic`` asks a judge model about the action the GUI model just propos
 the action drawn on it. The episode loop re-asks the model with the critique when the label is ``wrong``, at most
 ``max_reasks`` times. An unreachable critic either lets the action through with no label (default) or, with
 ``fail_closed=True``, raises ``CriticUnavailable`` (a ModelError), which ends the episode before anything runs.
+The critic's request is bounded by the step's ``deadline`` like the GUI model's: a critic still silent when it
+passes raises DeadlineExceeded, and the episode ends as ``timeout`` whether the critic fails open or closed.
 
 After: ``rule_labels`` marks a step ``ineffective`` when its screenshot and the next one show the same screen (dHash,
 see images.py) although the action should have changed something, and a judge labels the rest (``label_step``).
@@ -22,6 +24,7 @@ from mobile_agent.errors import ModelError, ModelUnavailable
 from mobile_agent.model.client import ModelClient
 from mobile_agent.verify.images import mark_action, same_screen, shrink_jpeg
 from mobile_agent.verify.judges import STEP, JudgeReplyError, ask_json, image_part, text_part
+from mobile_agent.waits.deadlines import Deadline
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +110,10 @@ def label_step(
     action: Action | None = None,
     next_screenshot: bytes | None = None,
     episode_id: str | None = None,
+    deadline: Deadline | None = None,
 ) -> StepLabel:
-    """Ask a judge model for one step's label. ModelError when unreachable, JudgeReplyError on a bad reply."""
+    """Ask a judge model for one step's label. ModelError when unreachable, JudgeReplyError on a bad reply,
+    DeadlineExceeded when ``deadline`` passes first."""
     recent = list(history_texts)[-HISTORY_SHOWN:]
     lines = [f"Task: {task}"]
     if recent:
@@ -125,7 +130,7 @@ def label_step(
     if next_screenshot is not None:
         content.append(text_part("The screen after the action:"))
         content.append(image_part(shrink_jpeg(next_screenshot)))
-    data, latency = ask_json(client, STEP, STEP_PROMPT, content, episode_id=episode_id)
+    data, latency = ask_json(client, STEP, STEP_PROMPT, content, episode_id=episode_id, deadline=deadline)
     try:
         label = Label.parse(data.get("label"))
     except ValueError as exc:
@@ -182,11 +187,12 @@ class Critic:
         *,
         action: Action | None = None,
         episode_id: str | None = None,
+        deadline: Deadline | None = None,
     ) -> StepLabel:
         """The critic's label of a proposed action.
 
         Unreachable (or answering nonsense): a StepLabel with ``label=None`` when failing open; CriticUnavailable
-        when ``fail_closed``.
+        when ``fail_closed``. Still unanswered when ``deadline`` (the step's) passes: DeadlineExceeded, either way.
         """
         try:
             result = label_step(
@@ -197,8 +203,9 @@ class Critic:
                 action_description,
                 action=action,
                 episode_id=episode_id,
+                deadline=deadline,
             )
-        except (ModelError, JudgeReplyError) as exc:
+        except (ModelError, JudgeReplyError) as exc:  # not DeadlineExceeded: that ends the episode as timeout
             what = exc.message
             if self.fail_closed:
                 raise CriticUnavailable(
@@ -225,6 +232,7 @@ class Critic:
         history_texts: Sequence[str],
         screenshot_jpeg: bytes | None,
         episode_id: str | None = None,
+        deadline: Deadline | None = None,
     ) -> CriticReview[T]:
         """Propose, label, and re-propose with the critique while the label is ``wrong``.
 
@@ -239,7 +247,13 @@ class Critic:
             if description is None:
                 return CriticReview(proposal, labels, attempt, True)
             verdict = self.label(
-                task, history_texts, screenshot_jpeg, description, action=action, episode_id=episode_id
+                task,
+                history_texts,
+                screenshot_jpeg,
+                description,
+                action=action,
+                episode_id=episode_id,
+                deadline=deadline,
             )
             labels.append(verdict)
             if not verdict.is_wrong:
