@@ -14,12 +14,12 @@ from pathlib import Path
 from mobile_agent.actions import Action, ActionKind
 from mobile_agent.apps import registry_cache
 from mobile_agent.apps.gkd_import import GkdImport, load_subscription
+from mobile_agent.apps.linemap import LineMappedDoc
 from mobile_agent.apps.names import NameIndex, normalise
 from mobile_agent.apps.popups import ScreenFacts, rule_needs, try_rule
 from mobile_agent.apps.query.needs import Need, ScreenWords
 from mobile_agent.apps.schema import AppManifest, ConsequentialRule, PopupRule, SharedRules
 from mobile_agent.apps.selectors import any_element, rule_holds
-from mobile_agent.apps.yamlsrc import LineMappedDoc, load_yaml, validate
 from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.screen.viewtree import Element, ViewTree
 
@@ -467,6 +467,8 @@ class _Builder:
         self.dirs = dirs
 
     def build(self) -> _Built:
+        from mobile_agent.apps.yamlsrc import load_yaml, validate  # not needed when the disk cache serves
+
         errors: list[ConfigError] = []
         manifests: dict[str, AppManifest] = {}
         origins: dict[str, _Origin] = {}

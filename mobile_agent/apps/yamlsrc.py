@@ -10,16 +10,14 @@ a huge expansion), and no alias that refers to its own ancestor.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from mobile_agent.apps.linemap import LineMappedDoc, Loc
 from mobile_agent.errors import ConfigError
-
-Loc = tuple[Any, ...]
 
 MAX_YAML_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
@@ -137,23 +135,6 @@ def _syntax_error(exc: yaml.MarkedYAMLError, path: str) -> ConfigError:
     return ConfigError(
         f"invalid YAML: {problem}", "check indentation, colons and quotes on that line", path=path, line=line
     )
-
-
-@dataclass(frozen=True)
-class LineMappedDoc:
-    """A YAML document as plain Python data and ``lines[loc]``: the 1-based line where the item at loc starts."""
-
-    path: str
-    data: Any
-    lines: dict[Loc, int]
-
-    def line_of(self, loc: Loc) -> int:
-        """The line of the deepest known item on the way to loc (a missing key reports its parent's line)."""
-        for end in range(len(loc), -1, -1):
-            line = self.lines.get(tuple(loc[:end]))
-            if line is not None:
-                return line
-        return 1
 
 
 def load_yaml(path: Path | str) -> LineMappedDoc:

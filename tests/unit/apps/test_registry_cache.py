@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,3 +171,16 @@ def test_the_default_folder_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     assert registry_cache.cache_dir() == tmp_path / ".cache" / "mobile-agent"
     assert os.sep in str(registry_cache.cache_dir())
+
+
+def test_a_process_served_by_the_disk_cache_parses_no_yaml(disk_cache):
+    """What the stored build is for: a new process neither parses the manifests nor imports the YAML reader."""
+    probe = (
+        "import sys; from mobile_agent.apps.registry import load_registry; r = load_registry(); "
+        "print(len(r), 'yaml' in sys.modules)"
+    )
+    env = {**os.environ, registry_cache.CACHE_ENV: str(disk_cache)}
+    filled = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    served = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    count = filled.stdout.split()[0]
+    assert filled.stdout.split() == [count, "True"] and served.stdout.split() == [count, "False"], served.stderr
