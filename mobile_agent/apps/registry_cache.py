@@ -8,7 +8,8 @@ wrong with an entry — unreadable, corrupt, from another build — means a norm
 
 Where: ``$MOBILE_AGENT_CACHE``, else ``$XDG_CACHE_HOME/mobile-agent``, else ``~/.cache/mobile-agent``;
 ``MOBILE_AGENT_CACHE=`` (empty) turns the disk cache off. Entries are only read when this user owns them and no
-one else may write them (a pickle runs code when loaded), and written atomically with mode 0600.
+one else may write them (a pickle runs code when loaded; a symbolic link is never followed), and written
+atomically with mode 0600.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def entry_key(signature: tuple) -> str:
 
 
 def _trusted(path: Path) -> bool:
-    info = path.stat()
+    info = path.lstat()  # a symbolic link is not trusted, whatever it points to
     owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
     return owned and stat.S_ISREG(info.st_mode) and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 

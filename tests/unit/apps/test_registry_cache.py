@@ -144,6 +144,15 @@ def test_an_entry_others_may_write_is_not_loaded(disk_cache, monkeypatch):
     assert _builds_in_a_new_process(monkeypatch) == 1
 
 
+def test_an_entry_that_is_a_link_is_not_loaded(disk_cache, monkeypatch):
+    AppRegistry.from_dirs([shipped_apps_dir()])
+    (entry,) = _entries(disk_cache)
+    elsewhere = disk_cache.parent / "elsewhere.pickle"
+    entry.rename(elsewhere)
+    entry.symlink_to(elsewhere)
+    assert _builds_in_a_new_process(monkeypatch) == 1
+
+
 def test_an_empty_setting_turns_the_disk_cache_off(tmp_path, monkeypatch):
     monkeypatch.setenv(registry_cache.CACHE_ENV, "")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
