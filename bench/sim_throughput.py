@@ -2,7 +2,10 @@
 
     python bench/sim_throughput.py [--seconds 3] [--idle-phones 16] [--threads 4]
 
-- u2 screenshots/s and clicks/s on one phone (instant profile), one client thread, then `--threads` threads;
+- u2 screenshots/s and clicks/s on one phone (instant profile), one client thread, then `--threads` threads, through
+  the adb client the runtime uses (device/adb_server.py: it asks the server's version once); the same through a
+  plain ``adbutils.AdbClient`` for comparison (``plain_adbutils``: before every request it opens one more connection
+  to ask the server's version, and closing that one sleeps 10 ms inside adbutils);
 - CPU of `--idle-phones` connected phones doing nothing (u2 servers running), as a percentage of one core,
   measured with time.process_time() over a window (this process runs every simulated phone).
 The adb server is a private one on a free port, started from the adbutils-bundled binary and killed at the end.
@@ -19,6 +22,7 @@ import time
 import adbutils
 import uiautomator2
 
+from mobile_agent.device.adb_server import AdbServerClient
 from mobile_agent.sim.farm import SimFarm
 
 
@@ -41,9 +45,9 @@ def rate(action, seconds: float, threads: int = 1) -> float:
     return sum(counts) / (time.perf_counter() - started)
 
 
-def one_phone(seconds: float, threads: int) -> dict[str, float]:
+def one_phone(seconds: float, threads: int, client_class: type = AdbServerClient) -> dict[str, float]:
     with SimFarm(1, profile="instant") as farm:
-        client = adbutils.AdbClient(host="127.0.0.1", port=farm.adb_port)
+        client = client_class(host="127.0.0.1", port=farm.adb_port)
         d = uiautomator2.connect(client.device(farm.serials[0]))
         d.app_start("com.tencent.mm")
         d.screenshot()
@@ -83,6 +87,8 @@ def main() -> None:
     args = parser.parse_args()
     result = {"python": platform.python_version(), "profile": "instant"}
     result.update(one_phone(args.seconds, args.threads))
+    plain = one_phone(args.seconds, 1, adbutils.AdbClient)
+    result["plain_adbutils"] = {k: v for k, v in plain.items() if not k.endswith("_threads")}
     result.update(idle_cpu(args.idle_phones, max(args.seconds, 5.0)))
     result["goals"] = {"u2_screenshots_per_s": 50, "u2_clicks_per_s": 200, "idle_cpu_percent_of_one_core": 5}
     print(json.dumps(result, indent=2))
