@@ -7,7 +7,8 @@ User errors are raised as ``UserError`` for the main app to print as one line an
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import typer
 from rich.console import Console
@@ -140,24 +141,109 @@ def replay_command(
 def report_command(
     episode: str | None = typer.Argument(None, help="Episode to report (id or unique prefix)."),
     run: str | None = typer.Option(None, "--run", help="Report a whole run instead of one episode."),
-    output: str | None = typer.Option(None, "--output", "-o", help="HTML file to write."),
+    output: str | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="NAME.html, or a folder to write report-<kind>-<id>.html into; pictures and pages go in NAME_files/.",
+    ),
+    per_page: int | None = typer.Option(
+        None,
+        "--per-page",
+        min=1,
+        help="Episodes per page of a run report (default 5); a run this small is one page, a bigger one gets "
+        "an index page linking its pages.",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display."),
     db: str | None = DB_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print where the report was written as JSON."),
 ) -> None:
-    """Write a self-contained HTML report of an episode or a run."""
-    from mobile_agent.report.html import write_report
+    """Write an HTML report of an episode or a run: plain pages that open offline, screenshots beside them."""
+    from mobile_agent.report.html import PER_PAGE, write_report_files
     from mobile_agent.store.store import TrajectoryStore
 
     if (episode is None) == (run is None):
         raise UserError(
             "name one episode or pass --run RUN", hint="mobile-agent report 3f9a0c -o report.html"
         )
-    with TrajectoryStore.open(db) as store:
-        path = write_report(store, episode=episode, run=run, output=output)
+    with TrajectoryStore.open(db) as store, _report_progress(enabled=not (as_json or quiet)) as progress:
+        written = write_report_files(
+            store,
+            episode=episode,
+            run=run,
+            output=output,
+            per_page=per_page or PER_PAGE,
+            progress=progress,
+        )
     if as_json:
-        typer.echo(json.dumps({"report": str(Path(path).resolve()), "episode": episode, "run": run}))
+        typer.echo(
+            json.dumps(
+                {
+                    "report": str(written.index.resolve()),
+                    "files": str(written.files.resolve()),
+                    "pages": [str(page.resolve()) for page in written.pages],
+                    "episodes": written.episodes,
+                    "pictures": written.pictures,
+                    "skipped_pictures": written.skipped_pictures,
+                    "episode": episode,
+                    "run": run,
+                },
+                ensure_ascii=False,
+            )
+        )
         return
-    console.print(f"report written: {escape(str(path))}")
+    pages = f" and {len(written.pages)} page(s) of episodes" if written.pages else ""
+    console.print(f"report written: {escape(str(written.index))} (open this page)", soft_wrap=True)
+    console.print(
+        f"[dim]{written.episodes} episode(s){pages}, {written.pictures} screenshot(s) in "
+        f"{escape(str(written.files))}[/]",
+        soft_wrap=True,
+    )
+    if written.skipped_pictures:
+        console.print(
+            f"[yellow]{written.skipped_pictures} screenshot(s) skipped: missing, unreadable or outside the "
+            f"store (the warnings above say which)[/]",
+            soft_wrap=True,
+        )
+
+
+@contextmanager
+def _report_progress(*, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """Episodes written so far, on stderr (stdout keeps the result): a bar at a terminal, else a line at every
+    tenth of the report (a log shows the work going on); nothing when disabled."""
+    if not enabled:
+        yield None
+        return
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        shown: list[int] = []
+
+        def log_line(done: int, total: int) -> None:
+            tenth = done * 10 // total
+            if total > 1 and (not shown or tenth > shown[-1]):
+                shown.append(tenth)
+                err.print(f"writing report: {done} of {total} episodes", highlight=False)
+
+        yield log_line
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("writing report"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("episodes"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
+    task = bar.add_task("report", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield update
 
 
 # ----- export --------------------------------------------------------------------------------------------------

@@ -1,18 +1,22 @@
-"""Self-contained HTML reports of one episode or a whole run.
+"""HTML reports of one episode or a whole run: plain pages that open anywhere, offline, with no scripts and no
+external assets.
 
-Every picture is inlined (base64 JPEG thumbnails with the action drawn on them), charts are inline SVG and the
-page has no scripts and no external assets, so a report is one file that opens anywhere, offline.
+A report is a page and, beside it, a folder ``<name>_files/`` with the pictures: each step's screenshot with its
+action drawn, a thumbnail on the page that links to the full size. A run that fits on one page (``per_page``
+episodes) is that one page; a bigger run gets an index page (summary, results per app and per outcome, verdicts,
+the list of episodes) and its episodes on pages of ``per_page`` in the files folder, each linked from the index.
 
     store = TrajectoryStore.open()
     path = write_report(store, episode="3f9a0c", output="report.html")
-    path = write_report(store, run="a1b2c3")                 # ./report-run-a1b2c3....html
+    path = write_report(store, run="a1b2c3")        # ./report-run-a1b2c3....html and its _files/ folder
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,18 +24,25 @@ from typing import Any
 import jinja2
 
 from mobile_agent.errors import UserError
-from mobile_agent.report.charts import BarRow, histogram, stacked_bars
-from mobile_agent.report.draw import THUMB_WIDTH, annotated_thumbnail, jpeg_data_uri
+from mobile_agent.report.draw import THUMB_WIDTH
+from mobile_agent.report.layout import (
+    Picture,
+    PictureWriter,
+    ReportLayout,
+    page_name,
+    prepare,
+    report_layout,
+    write_text,
+)
+from mobile_agent.report.summary import EpisodeEntry, RunSummary
 from mobile_agent.report.verdicts import (
     COMPLETE,
-    UNVERIFIED_FINISH,
     EpisodeVerdict,
     Judgment,
     episode_verdict,
     success_status,
     verification_available,
 )
-from mobile_agent.store.files import readable_image
 from mobile_agent.store.records import EpisodeInfo, RunInfo, StepInfo
 from mobile_agent.store.store import TrajectoryStore
 
@@ -39,6 +50,9 @@ log = logging.getLogger(__name__)
 
 TEMPLATES = Path(__file__).parent / "templates"
 LAUNCHER_PACKAGES = frozenset({"com.android.launcher3", "com.android.systemui", ""})
+PER_PAGE = 5  # episodes per page of a run report; a run of at most this many is one page
+
+Progress = Callable[[int, int], None]  # (episodes written, episodes in the report)
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,7 @@ class StepView:
     reasoning: str
     error: str
     foreground_app: str
-    image_uri: str | None
+    picture: Picture | None
     timings: dict[str, float]
     total_ms: float | None
     guard_decisions: list[dict[str, Any]]
@@ -75,17 +89,16 @@ class EpisodeView:
 
 
 @dataclass(frozen=True)
-class RunView:
-    info: RunInfo | None
-    episodes: list[EpisodeView]
-    verification: bool
-    by_app: list[dict[str, Any]] = field(default_factory=list)
-    by_outcome: list[tuple[str, int]] = field(default_factory=list)
-    app_chart: str = ""
-    outcome_chart: str = ""
-    step_time_chart: str = ""
-    success_count: int = 0
-    unverified_count: int = 0
+class WrittenReport:
+    """What ``write_report`` wrote: the page to open, the files folder, the pages of episodes (empty when the
+    index holds them), and the counts."""
+
+    index: Path
+    files: Path
+    pages: list[Path]
+    episodes: int
+    pictures: int
+    skipped_pictures: int
 
 
 def episode_app(episode: EpisodeInfo, steps: list[StepInfo]) -> str:
@@ -104,14 +117,7 @@ def step_duration_ms(step: StepInfo) -> float | None:
     return None
 
 
-def _step_view(store: TrajectoryStore, step: StepInfo, verdict: EpisodeVerdict, thumb_width: int) -> StepView:
-    image_uri = None
-    data = readable_image(
-        store.screenshot_path(step), f"screenshot of step {step.index} of {step.episode_id}"
-    )
-    if data is not None:
-        device_width = step.screen.width if step.screen else None
-        image_uri = jpeg_data_uri(annotated_thumbnail(data, step.action, thumb_width, device_width))
+def _step_view(step: StepInfo, verdict: EpisodeVerdict, picture: Picture | None) -> StepView:
     timings = {
         name: value
         for name, value in (
@@ -135,7 +141,7 @@ def _step_view(store: TrajectoryStore, step: StepInfo, verdict: EpisodeVerdict, 
         reasoning=step.reasoning or "",
         error=error,
         foreground_app=step.foreground_app or "",
-        image_uri=image_uri,
+        picture=picture,
         timings=timings,
         total_ms=step_duration_ms(step),
         guard_decisions=list(step.guard_decisions),
@@ -145,72 +151,36 @@ def _step_view(store: TrajectoryStore, step: StepInfo, verdict: EpisodeVerdict, 
     )
 
 
-def build_episode_view(
-    store: TrajectoryStore, episode_id: str, *, thumb_width: int = THUMB_WIDTH
-) -> EpisodeView:
+def build_episode_view(store: TrajectoryStore, episode_id: str, pictures: PictureWriter) -> EpisodeView:
+    """An episode as its section shows it; its pictures are written into the report's files folder."""
     info = store.episode(episode_id)
     steps = store.steps(info.id)
     verdict = episode_verdict(store, info.id)
-    duration = f"{info.duration_s:.1f} s" if info.duration_s is not None else "running"
+    drawn = pictures.episode(info.id, steps)
     return EpisodeView(
         info=info,
         app=episode_app(info, steps),
         status=success_status(info, verdict),
         verdict=verdict,
-        steps=[_step_view(store, step, verdict, thumb_width) for step in steps],
-        duration=duration,
+        steps=[_step_view(step, verdict, drawn.get(step.index)) for step in steps],
+        duration=f"{info.duration_s:.1f} s" if info.duration_s is not None else "running",
     )
 
 
-def build_run_view(
-    store: TrajectoryStore,
-    episodes: list[EpisodeInfo],
-    run: RunInfo | None = None,
-    *,
-    thumb_width: int = THUMB_WIDTH,
-) -> RunView:
-    views = [build_episode_view(store, e.id, thumb_width=thumb_width) for e in episodes]
-    apps: dict[str, Counter[str]] = {}
-    verified: Counter[str] = (
-        Counter()
-    )  # episodes with a verdict, per app: no verdict at all is "n/a", not 0 %
-    for view in views:
-        apps.setdefault(view.app, Counter())[_bucket(view.status)] += 1
-        verified[view.app] += 1 if view.verdict.verified else 0
-    order = [COMPLETE, UNVERIFIED_FINISH, "partial", "infeasible", "failed", "other"]
-    by_app = [
-        {
-            "app": app,
-            "episodes": sum(counts.values()),
-            "complete": counts[COMPLETE],
-            "unverified": counts[UNVERIFIED_FINISH],
-            "rate": counts[COMPLETE] / sum(counts.values()) if verified[app] else None,
-        }
-        for app, counts in sorted(apps.items())
-    ]
-    app_rows = [
-        BarRow(app, {name: counts[name] for name in order if counts[name]})
-        for app, counts in sorted(apps.items())
-    ]
-    outcomes = Counter(str(v.info.outcome) if v.info.outcome else "running" for v in views)
-    outcome_rows = [BarRow(name, {name: count}) for name, count in outcomes.most_common()]
-    step_times = [s.total_ms for v in views for s in v.steps if s.total_ms is not None]
-    return RunView(
-        info=run,
-        episodes=views,
-        verification=verification_available(store),
-        by_app=by_app,
-        by_outcome=outcomes.most_common(),
-        app_chart=stacked_bars(app_rows, title="Episodes by app and result"),
-        outcome_chart=stacked_bars(outcome_rows, title="Episodes by outcome"),
-        step_time_chart=histogram(step_times, title="Step time (observe to recorded)"),
-        success_count=sum(1 for v in views if v.status == COMPLETE),
-        unverified_count=sum(1 for v in views if v.status == UNVERIFIED_FINISH),
+def _entry(view: EpisodeView, href: str) -> EpisodeEntry:
+    return EpisodeEntry(
+        id=view.info.id,
+        task=view.info.task,
+        app=view.app,
+        device=view.info.device or "",
+        status=view.status,
+        verdict=view.verdict.verdict,
+        outcome=str(view.info.outcome) if view.info.outcome else "running",
+        steps=len(view.steps),
+        duration=view.duration,
+        started_at=view.info.started_at,
+        href=href,
     )
-
-
-def _bucket(status: str) -> str:
-    return status if status in (COMPLETE, UNVERIFIED_FINISH, "partial", "infeasible", "failed") else "other"
 
 
 def _environment() -> jinja2.Environment:
@@ -227,35 +197,6 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_episode_report(store: TrajectoryStore, episode_id: str, *, thumb_width: int = THUMB_WIDTH) -> str:
-    view = build_episode_view(store, episode_id, thumb_width=thumb_width)
-    return (
-        _environment()
-        .get_template("episode.html.j2")
-        .render(episode=view, verification=verification_available(store), generated=_now())
-    )
-
-
-def render_run_report(
-    store: TrajectoryStore,
-    run_id: str | None = None,
-    *,
-    episodes: list[EpisodeInfo] | None = None,
-    thumb_width: int = THUMB_WIDTH,
-) -> str:
-    """A run's report (by run id), or one over any list of episodes (``episodes``) with the same summary."""
-    run = store.run(run_id) if run_id else None
-    chosen = episodes if episodes is not None else store.list_episodes(run_id=run.id, limit=None)  # type: ignore[union-attr]
-    if not chosen:
-        raise UserError(
-            f"run {run.id} has no episodes to report" if run else "no episodes to report",
-            hint="report one episode instead: mobile-agent report EPISODE",
-        )
-    chosen = sorted(chosen, key=lambda e: (e.started_at, e.id))
-    view = build_run_view(store, chosen, run, thumb_width=thumb_width)
-    return _environment().get_template("run.html.j2").render(run=view, generated=_now())
-
-
 def write_report(
     store: TrajectoryStore,
     *,
@@ -263,29 +204,131 @@ def write_report(
     run: str | None = None,
     output: str | Path | None = None,
     thumb_width: int = THUMB_WIDTH,
+    per_page: int = PER_PAGE,
+    progress: Progress | None = None,
 ) -> Path:
-    """Write the report of one episode or one run to ``output`` (default ``report-<kind>-<id>.html``)."""
+    """Write the report of one episode or one run (see ``write_report_files``); returns the page to open."""
+    return write_report_files(
+        store,
+        episode=episode,
+        run=run,
+        output=output,
+        thumb_width=thumb_width,
+        per_page=per_page,
+        progress=progress,
+    ).index
+
+
+def write_report_files(
+    store: TrajectoryStore,
+    *,
+    episode: str | None = None,
+    run: str | None = None,
+    output: str | Path | None = None,
+    thumb_width: int = THUMB_WIDTH,
+    per_page: int = PER_PAGE,
+    progress: Progress | None = None,
+) -> WrittenReport:
+    """Write the report of one episode or one run to ``output`` (default ``report-<kind>-<id>.html``, with its
+    ``_files`` folder beside it). ``progress`` is called after each episode."""
     if (episode is None) == (run is None):
         raise UserError("report needs exactly one of EPISODE or --run RUN", hint="mobile-agent report 3f9a0c")
+    if per_page < 1:
+        raise UserError(f"--per-page {per_page} is not a page size", hint="pass --per-page 1 or more")
+    env = _environment()
+    verification = verification_available(store)
     if episode is not None:
         info = store.episode(episode)
-        html = render_episode_report(store, info.id, thumb_width=thumb_width)
-        default = f"report-episode-{info.id}.html"
-    else:
-        info_run = store.run(run)  # type: ignore[arg-type]
-        html = render_run_report(store, info_run.id, thumb_width=thumb_width)
-        default = f"report-run-{info_run.id}.html"
-    path = Path(output) if output is not None else Path(default)
-    if path.is_dir():
-        path = path / default
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(html, encoding="utf-8")
-    except OSError as exc:
+        layout = report_layout(output, f"report-episode-{info.id}")
+        prepare(layout)
+        with PictureWriter(store, layout, thumb_width) as pictures:
+            view = build_episode_view(store, info.id, pictures)
+            html = env.get_template("episode.html.j2").render(
+                episode=view, verification=verification, files=layout.files_href, generated=_now()
+            )
+            write_text(layout.index, html)
+            if progress is not None:
+                progress(1, 1)
+            return WrittenReport(layout.index, layout.files, [], 1, pictures.written, pictures.skipped)
+    run_info = store.run(run)  # type: ignore[arg-type]
+    chosen = sorted(store.list_episodes(run_id=run_info.id, limit=None), key=lambda e: (e.started_at, e.id))
+    if not chosen:
         raise UserError(
-            f"cannot write the report to {path}: {exc.strerror or exc}", hint="pass -o FILE.html"
-        ) from exc
-    return path
+            f"run {run_info.id} has no episodes to report",
+            hint="check the run with `mobile-agent runs`, or report one episode: mobile-agent report EPISODE",
+        )
+    layout = report_layout(output, f"report-run-{run_info.id}")
+    prepare(layout)
+    return _write_run(store, env, layout, run_info, chosen, thumb_width, per_page, verification, progress)
+
+
+def _write_run(
+    store: TrajectoryStore,
+    env: jinja2.Environment,
+    layout: ReportLayout,
+    run: RunInfo,
+    chosen: list[EpisodeInfo],
+    thumb_width: int,
+    per_page: int,
+    verification: bool,
+    progress: Progress | None,
+) -> WrittenReport:
+    """Pages of ``per_page`` episodes, each written as soon as its episodes are drawn, then the index."""
+    summary = RunSummary()
+    one_page = len(chosen) <= per_page
+    page_count = -(-len(chosen) // per_page)
+    pages: list[Path] = []
+    inline: list[EpisodeView] = []
+    done = 0
+    with PictureWriter(store, layout, thumb_width) as pictures:
+        for number, batch in enumerate(_batches(chosen, per_page), start=1):
+            views = []
+            for info in batch:
+                view = build_episode_view(store, info.id, pictures)
+                page = "" if one_page else f"{layout.files_href}{page_name(number)}"
+                summary.add(
+                    _entry(view, f"{page}#episode-{view.info.id}"),
+                    [s.total_ms for s in view.steps if s.total_ms is not None],
+                )
+                views.append(view)
+                done += 1
+                if progress is not None:
+                    progress(done, len(chosen))
+            if one_page:
+                inline = views
+                continue
+            html = env.get_template("page.html.j2").render(
+                run=run,
+                episodes=views,
+                number=number,
+                pages=page_count,
+                page_name=page_name,
+                index=layout.index_href,
+                verification=verification,
+                files="",
+                generated=_now(),
+            )
+            path = layout.inside(layout.page(number))
+            write_text(path, html)
+            pages.append(path)
+        html = env.get_template("run.html.j2").render(
+            run=run,
+            summary=summary,
+            verification=verification,
+            episodes=inline,
+            pages=pages,
+            files=layout.files_href,
+            generated=_now(),
+        )
+        write_text(layout.index, html)
+        return WrittenReport(
+            layout.index, layout.files, pages, len(chosen), pictures.written, pictures.skipped
+        )
+
+
+def _batches(items: list[EpisodeInfo], size: int) -> Iterator[list[EpisodeInfo]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def _now() -> datetime:
@@ -293,14 +336,13 @@ def _now() -> datetime:
 
 
 __all__ = [
+    "PER_PAGE",
     "EpisodeView",
-    "RunView",
     "StepView",
+    "WrittenReport",
     "build_episode_view",
-    "build_run_view",
     "episode_app",
-    "render_episode_report",
-    "render_run_report",
     "step_duration_ms",
     "write_report",
+    "write_report_files",
 ]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,18 +43,64 @@ def test_report_command_writes_the_html_file(app, db, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     result = CliRunner().invoke(app, ["report", episode[:6], "-o", str(out), "--db", url])
     assert result.exit_code == 0, result.output
-    assert out.is_file() and "report written" in result.output
+    assert out.is_file() and (tmp_path / "r_files" / "shots").is_dir()
+    assert f"report written: {out} (open this page)" in result.stdout
     result = CliRunner().invoke(app, ["report", "--run", run_id, "-o", str(tmp_path), "--db", url])
     assert result.exit_code == 0, result.output
     assert (tmp_path / f"report-run-{run_id}.html").is_file()
 
 
-def test_report_command_needs_exactly_one_target(app, db) -> None:
-    url, run_id, episode = db
-    for args in ([], [episode, "--run", run_id]):
-        result = CliRunner().invoke(app, ["report", *args, "--db", url])
-        assert isinstance(result.exception, UserError)
-        assert result.exception.hint
+def test_report_command_shows_progress_on_stderr_and_json_on_stdout(app, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    with TrajectoryStore.open(url) as store:
+        run = store.create_run("many")
+        for _ in range(12):
+            record_episode(store, run_id=run.id)
+    out = tmp_path / "out"
+    shown = CliRunner().invoke(
+        app, ["report", "--run", run.id, "-o", str(out), "--per-page", "4", "--db", url]
+    )
+    assert shown.exit_code == 0, shown.output
+    lines = [line for line in shown.stderr.splitlines() if line.startswith("writing report:")]
+    assert lines[-1] == "writing report: 12 of 12 episodes" and 2 <= len(lines) <= 11
+    assert "3 page(s) of episodes" in shown.stdout
+    as_json = CliRunner().invoke(app, ["report", "--run", run.id, "-o", str(out), "--json", "--db", url])
+    assert as_json.exit_code == 0 and "writing report" not in as_json.stderr
+    answer = json.loads(as_json.stdout)
+    assert answer["report"] == str((out / f"report-run-{run.id}.html").resolve())
+    assert len(answer["pages"]) == 3 and answer["episodes"] == 12 and answer["pictures"] == 12 * 8
+    quiet = CliRunner().invoke(app, ["report", "--run", run.id, "-o", str(out), "-q", "--db", url])
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["abcdef123456"], "no episode with id 'abcdef123456'"),
+        (["--run", "abcdef123456"], "no run with id 'abcdef123456'"),
+        (["EPISODE", "-o", "{tmp}/a-file"], "is a file, not a folder or an .html report"),
+        (["EPISODE", "-o", "{tmp}/a-file/r.html"], "is a file, so the report cannot be written there"),
+        (["EPISODE", "--per-page", "0"], "Invalid value for '--per-page'"),
+    ],
+)
+def test_report_command_bad_input_is_one_line_and_exit_2(db, tmp_path: Path, args, message) -> None:
+    """The command as a user runs it, through the real main(): one error line, a hint, exit 2, no traceback."""
+    url, _, episode = db
+    (tmp_path / "a-file").write_text("mine")
+    argv = [a.replace("EPISODE", episode).replace("{tmp}", str(tmp_path)) for a in args]
+    done = subprocess.run(
+        [sys.executable, "-m", "mobile_agent.cli.app", "report", *argv, "--db", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("error:") and message in lines[0], lines
+    assert len(lines) == 2 and lines[1].startswith("hint:"), lines
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert (tmp_path / "a-file").read_text() == "mine"
 
 
 def test_export_command_writes_jsonl_and_reports_what_it_skipped(app, db, tmp_path: Path) -> None:

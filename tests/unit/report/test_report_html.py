@@ -1,14 +1,16 @@
-"""HTML reports from a store built with record_step: every step, self-contained, honest about success."""
+"""HTML reports from a store built with record_step: every step, pictures beside the page, honest about success."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from mobile_agent.errors import UserError
 from mobile_agent.report import verdicts
-from mobile_agent.report.html import build_run_view, render_episode_report, render_run_report, write_report
+from mobile_agent.report.html import write_report, write_report_files
 
 from .conftest import STEPS, Recorded, record_episode
 
@@ -25,12 +27,26 @@ def _judged(monkeypatch, rows_by_episode):
     )
 
 
-def test_episode_report_shows_every_step_with_an_inlined_picture(recorded: Recorded, unverified) -> None:
-    html = render_episode_report(recorded.store, recorded.episode_id)
+def _links(html: str) -> list[str]:
+    return re.findall(r'(?:src|href)="([^"]*)"', html)
+
+
+def test_episode_report_shows_every_step_with_its_picture_beside_the_page(
+    recorded: Recorded, unverified, tmp_path: Path
+) -> None:
+    written = write_report_files(recorded.store, episode=recorded.episode_id, output=tmp_path / "e.html")
+    html = written.index.read_text(encoding="utf-8")
+    assert written.files == tmp_path / "e_files" and written.pages == [] and written.pictures == len(STEPS)
     assert html.count('class="step"') == len(STEPS)
-    assert html.count('src="data:image/jpeg;base64,') == len(STEPS)
+    thumbs = re.findall(r'<img src="([^"]+)"', html)
+    zooms = re.findall(r'<a class="zoom" href="([^"]+)"', html)
+    assert len(thumbs) == len(zooms) == len(STEPS)
+    for thumb, full in zip(thumbs, zooms, strict=True):
+        assert thumb.startswith("e_files/shots/") and full.startswith("e_files/shots/")
+        with Image.open(tmp_path / thumb) as small, Image.open(tmp_path / full) as big:
+            assert small.width == 360 and big.width == 1080  # the zoom is the full recorded frame
     assert "<script" not in html
-    assert not re.search(r'(src|href)="(?!data:|#)', html)  # no external asset of any kind
+    assert all(not re.match(r"[a-z]+:|//", link) for link in _links(html) if not link.startswith("#"))
     assert "launch(微信)" in html and "swipe(540,1800 -&gt; 540,600)" in html
     assert "unknown action &#39;Clack&#39;" in html  # the unparsed step shows its error
     assert "明天见 &lt;b&gt;" in html  # model text is escaped, never markup
@@ -39,28 +55,45 @@ def test_episode_report_shows_every_step_with_an_inlined_picture(recorded: Recor
     assert "finished (unverified)" in html
 
 
-def test_run_report_never_counts_unverified_finishes_as_success(store, unverified) -> None:
+def test_the_action_is_drawn_on_both_the_thumbnail_and_the_full_size(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    written = write_report_files(recorded.store, episode=recorded.episode_id, output=tmp_path / "e.html")
+    stored = recorded.store.root / recorded.episode_id / "001.jpg"  # the tap at (540, 380)
+    shots = written.files / "shots" / recorded.episode_id
+    with Image.open(stored) as original, Image.open(shots / "001.jpg") as full:
+        before, after = original.convert("RGB").getpixel((540, 380)), full.convert("RGB").getpixel((540, 380))
+    with Image.open(shots / "001-thumb.jpg") as thumb:
+        marked = thumb.convert("RGB").getpixel((180, 127))
+    assert after[0] > 200 and after[1] < 120, (before, after)  # the red tap dot
+    assert marked[0] > 200 and marked[1] < 120, marked
+
+
+def test_run_report_never_counts_unverified_finishes_as_success(store, unverified, tmp_path: Path) -> None:
     run = store.create_run("nightly")
     for _ in range(2):
         record_episode(store, run_id=run.id)
-    html = render_run_report(store, run.id)
+    html = write_report(store, run=run.id, output=tmp_path).read_text(encoding="utf-8")
     assert "<strong>0</strong> of 2 episodes verified complete" in html
+    assert 'Success rate: <strong class="rate">n/a</strong> (nothing verified)' in html
     assert "2 finished (unverified)" in html
     assert html.count("<svg") == 3
-    assert html.count('class="step"') == 2 * len(STEPS)
-    assert re.search(r'<td class="num">n/a</td>', html) and '<td class="num">0%</td>' not in html  # no checks
-    assert html.count('<label class="zoom"') == 2 * len(STEPS)  # click a screenshot to zoom it (no script)
+    assert html.count('class="step"') == 2 * len(STEPS)  # a small run stays one page
+    assert re.findall(r'<td class="num rate">([^<]*)</td>', html) == ["n/a", "n/a"]  # the app and the run
+    assert "0%" not in html
+    assert html.count('<a class="zoom"') == 2 * len(STEPS)
 
 
-def test_an_app_with_a_verdict_gets_a_rate(store, monkeypatch) -> None:
+def test_an_app_with_a_verdict_gets_a_rate(store, monkeypatch, tmp_path: Path) -> None:
     run = store.create_run("judged")
     first = record_episode(store, run_id=run.id)
     _judged(monkeypatch, {first.episode_id: [{"judge": "j1", "source": "judge", "verdict": "failed"}]})
-    html = render_run_report(store, run.id)
-    assert '<td class="num">0%</td>' in html and "n/a" not in html.split("<h2>Outcomes")[0]
+    html = write_report(store, run=run.id, output=tmp_path).read_text(encoding="utf-8")
+    assert re.findall(r'<td class="num rate">([^<]*)</td>', html) == ["0%", "0%"]
+    assert 'Success rate: <strong class="rate">0%</strong> of 1 verified' in html
 
 
-def test_judgments_give_verdicts_labels_and_success(store, monkeypatch) -> None:
+def test_judgments_give_verdicts_labels_and_success(store, monkeypatch, tmp_path: Path) -> None:
     run = store.create_run("judged")
     first = record_episode(store, run_id=run.id)
     second = record_episode(store, run_id=run.id)
@@ -88,12 +121,9 @@ def test_judgments_give_verdicts_labels_and_success(store, monkeypatch) -> None:
             ],
         },
     )
-    view = build_run_view(store, store.list_episodes(run_id=run.id, limit=None), store.run(run.id))
-    statuses = {v.info.id: v.status for v in view.episodes}
-    assert statuses == {first.episode_id: "complete", second.episode_id: "partial"}
-    assert view.success_count == 1
-    html = render_run_report(store, run.id)
+    html = write_report(store, run=run.id, output=tmp_path).read_text(encoding="utf-8")
     assert "<strong>1</strong> of 2 episodes verified complete" in html
+    assert 'Success rate: <strong class="rate">50%</strong> of 2 verified' in html  # partial is no success
     assert '<span class="badge correct">correct</span>' in html
     assert "right chat" in html and "exploratory" in html
 
@@ -101,6 +131,7 @@ def test_judgments_give_verdicts_labels_and_success(store, monkeypatch) -> None:
 def test_write_report_names_the_file_and_refuses_ambiguous_requests(recorded: Recorded, tmp_path) -> None:
     path = write_report(recorded.store, episode=recorded.episode_id[:5], output=tmp_path)
     assert path == tmp_path / f"report-episode-{recorded.episode_id}.html"
+    assert (tmp_path / f"report-episode-{recorded.episode_id}_files" / "shots").is_dir()
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     with pytest.raises(UserError):
         write_report(recorded.store, output=tmp_path)

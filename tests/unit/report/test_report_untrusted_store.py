@@ -14,7 +14,7 @@ from sqlalchemy import update
 from mobile_agent.errors import UserError
 from mobile_agent.evaluate.offline import EvalOptions, evaluate_offline
 from mobile_agent.report.export import ExportOptions, checked_dataset_name, export_episodes
-from mobile_agent.report.html import write_report
+from mobile_agent.report.html import write_report_files
 from mobile_agent.store.schema import StepRow
 
 from .conftest import Recorded
@@ -42,12 +42,20 @@ def _break_files(recorded: Recorded, tmp_path) -> None:
 def test_report_skips_outside_and_corrupt_screenshots(recorded, tmp_path, caplog):
     _break_files(recorded, tmp_path)
     with caplog.at_level(logging.WARNING):
-        out = write_report(recorded.store, episode=recorded.episode_id, output=tmp_path / "r.html")
-    html = out.read_text(encoding="utf-8")
+        written = write_report_files(recorded.store, episode=recorded.episode_id, output=tmp_path / "r.html")
+    html = written.index.read_text(encoding="utf-8")
     assert "outside.jpg" not in html
     warnings = " ".join(r.getMessage() for r in caplog.records)
     assert "points outside the store" in warnings and "not a readable image" in warnings
-    assert html.count("data:image/jpeg") >= 3  # the good steps still have their pictures
+    shots = written.files / "shots" / recorded.episode_id
+    assert sorted(p.name for p in shots.iterdir() if "thumb" not in p.name) == [
+        "002.jpg",
+        "003.jpg",
+        "006.jpg",
+        "007.jpg",
+    ]  # the good steps still have their pictures; nothing of the outside file was copied
+    assert (written.pictures, written.skipped_pictures) == (4, 4)
+    assert html.count('<a class="zoom"') == 4 and html.count("no screenshot") == 4
 
 
 @pytest.mark.parametrize("images", ["copy", "reference"])
