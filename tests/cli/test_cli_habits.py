@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mobile_agent.model.families import FAMILIES
-from mobile_agent.sim.farm import free_port, free_port_block
+from mobile_agent.sim.farm import free_port
+from tests.cli.conftest import finished, listening
 
-CLI = [sys.executable, "-m", "mobile_agent.cli.app"]
 CLEARED = (
     "MOBILE_AGENT_DB",
     "MOBILE_AGENT_ADB",
@@ -38,68 +34,20 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def _cli(args, tmp_path, timeout=120, **extra):
-    return subprocess.run(
-        [*CLI, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=tmp_path,
-        env=_env(tmp_path, **extra),
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
-
-def _stop(*procs: subprocess.Popen) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGINT)
-    for proc in procs:
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    return finished(args, tmp_path, _env(tmp_path, **extra), timeout)
 
 
 @pytest.fixture
-def three_phones(tmp_path):
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """The background commands run in the same cleared environment as `_cli`'s."""
+    return _env(tmp_path)
+
+
+@pytest.fixture
+def three_phones(background):
     """`sim up --phones 3` and `sim model` as background processes, as a user starts them."""
-    while True:
-        base, adb_port = free_port_block(3), free_port()
-        if not base <= adb_port < base + 3:
-            break
-    model_port = free_port()
-    up = subprocess.Popen(
-        [*CLI, "sim", "up", "--phones", "3", "--adb-port", str(adb_port), "--base-port", str(base)]
-        + ["--scenario", "wechat_send"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=_env(tmp_path),
-    )
-    model = subprocess.Popen(
-        [*CLI, "sim", "model", "--port", str(model_port), "--family", "autoglm"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=_env(tmp_path),
-    )
-    try:
-        serials = [up.stdout.readline().strip() for _ in range(3)]
-        assert all(serials), up.stderr.read()
-        assert "http://127.0.0.1" in model.stdout.readline(), model.stderr.read()
-        yield {"adb_port": adb_port, "serials": serials, "base_url": f"http://127.0.0.1:{model_port}/v1"}
-    finally:
-        _stop(model, up)
+    phones, base_url = background.phones_and_model(3, scenario="wechat_send", family="autoglm")
+    return {"adb_port": phones.adb_port, "serials": phones.serials, "base_url": base_url}
 
 
 def test_version_prints_the_package_version(tmp_path) -> None:
@@ -161,7 +109,7 @@ def test_adb_never_starts_a_server_on_a_port_nobody_named(tmp_path) -> None:
     result = _cli(["adb", "-P", str(port), "devices"], tmp_path, timeout=60)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error:") and f"mobile-agent adb -P {port} start-server" in result.stderr
-    assert not _listening(port)
+    assert not listening(port)
 
 
 def test_tasks_check_names_the_line_and_the_valid_families(tmp_path) -> None:
@@ -186,7 +134,7 @@ def test_a_bad_task_file_never_reaches_the_farm(tmp_path) -> None:
     assert result.returncode == 2 and "tasks.yaml:2" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_sim_judge_answers_verify_judge(three_phones, tmp_path) -> None:
+def test_sim_judge_answers_verify_judge(three_phones, background, tmp_path) -> None:
     p = three_phones
     env = {"ANDROID_ADB_SERVER_PORT": str(p["adb_port"]), "ANDROID_SERIAL": p["serials"][0]}
     run = _cli(
@@ -207,21 +155,11 @@ def test_sim_judge_answers_verify_judge(three_phones, tmp_path) -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     episode_id = json.loads(run.stdout)["episode_id"]
     judge_port = free_port()
-    judge = subprocess.Popen(
-        [*CLI, "sim", "judge", "--port", str(judge_port), "--verdict", "partial"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=_env(tmp_path),
+    judge = background.start("sim", "judge", "--port", str(judge_port), "--verdict", "partial")
+    background.banner(judge, f"http://127.0.0.1:{judge_port}/v1")
+    verified = _cli(
+        ["verify", episode_id, "--judge", f"http://127.0.0.1:{judge_port}/v1", "--json"], tmp_path
     )
-    try:
-        assert f"http://127.0.0.1:{judge_port}/v1" in judge.stdout.readline(), judge.stderr.read()
-        verified = _cli(
-            ["verify", episode_id, "--judge", f"http://127.0.0.1:{judge_port}/v1", "--json"], tmp_path
-        )
-        assert verified.returncode == 0, verified.stdout + verified.stderr
-        [verdict] = json.loads(verified.stdout)["episodes"]
-        assert verdict["verdict"] == "partial" and verdict["success"] is False
-    finally:
-        _stop(judge)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    [verdict] = json.loads(verified.stdout)["episodes"]
+    assert verdict["verdict"] == "partial" and verdict["success"] is False

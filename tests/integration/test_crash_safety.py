@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
@@ -61,6 +62,40 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def _start(args: list[str], tmp_path: Path, env: dict[str, str] | None = None, **popen) -> subprocess.Popen:
+    """A command in the background, in `tmp_path`, with nothing on stdin."""
+    env = _env(tmp_path) if env is None else env
+    return subprocess.Popen(args, stdin=subprocess.DEVNULL, env=env, cwd=tmp_path, **popen)
+
+
+def _complete(args: list[str], tmp_path: Path, timeout: float) -> subprocess.CompletedProcess:
+    """A command run to its end in `tmp_path`, its output captured as text."""
+    return subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _kill_if_running(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def slow_send(sim_farm, tmp_path: Path) -> Iterator[tuple[list[str], str]]:
+    """(`run`'s command line, its store URL): the send task on one phone, a model that takes 2.5 s a reply."""
+    farm = sim_farm(1, scenario="wechat_send")
+    db = f"sqlite:///{tmp_path / 'replays' / 'mobile_agent.db'}"
+    with SimModelServer(family="ui-venus-2", model_name="sim", latency_ms=2500) as server:
+        yield _run_args(farm, farm.serials[0], server, db), db
+
+
 def _sent(farm, serial: str) -> list[str]:
     return [m["text"] for m in farm.phones[serial].state.messages_sent]
 
@@ -92,13 +127,12 @@ def test_kill_9_at_20_moments_leaves_nothing_running_and_every_send_recorded(
             point, delay = moments[index]
             serial = farm.serials[index]
             env = _env(tmp_path, **({"MOBILE_AGENT_TEST_CRASH_AT": point} if point else {}))
-            proc = subprocess.Popen(
+            proc = _start(
                 _run_args(farm, serial, server, db),
+                tmp_path,
+                env,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                cwd=tmp_path,
             )
             try:
                 proc.wait(timeout=delay if delay is not None else 60)
@@ -114,15 +148,7 @@ def test_kill_9_at_20_moments_leaves_nothing_running_and_every_send_recorded(
     # Each crash point really killed its run (delays may let a quick run finish first: also fine).
     assert all(codes[i] == -signal.SIGKILL for i, (p, _) in enumerate(moments) if p), codes
 
-    after = subprocess.run(
-        [*CLI, "episodes", "--db", db, "--limit", "50"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=_env(tmp_path),
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-    )
+    after = _complete([*CLI, "episodes", "--db", db, "--limit", "50"], tmp_path, timeout=60)
     assert after.returncode == 0, after.stderr
     with TrajectoryStore.open(db) as store:
         episodes = store.list_episodes(limit=None)
@@ -156,28 +182,15 @@ def test_kill_9_at_20_moments_leaves_nothing_running_and_every_send_recorded(
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_and_sighup_end_the_run_like_ctrl_c(sim_farm, tmp_path: Path, signum: int) -> None:
-    farm = sim_farm(1, scenario="wechat_send")
-    serial = farm.serials[0]
-    db = f"sqlite:///{tmp_path / 'replays' / 'mobile_agent.db'}"
-    with SimModelServer(family="ui-venus-2", model_name="sim", latency_ms=2500) as server:
-        proc = subprocess.Popen(
-            _run_args(farm, serial, server, db),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=_env(tmp_path),
-            cwd=tmp_path,
-        )
-        try:
-            _wait_for_a_step(db, timeout=30)
-            proc.send_signal(signum)
-            out, err = proc.communicate(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+def test_sigterm_and_sighup_end_the_run_like_ctrl_c(slow_send, tmp_path: Path, signum: int) -> None:
+    run, db = slow_send
+    proc = _start(run, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_a_step(db, timeout=30)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        _kill_if_running(proc)
     assert proc.returncode == 130, out + err
     assert "Traceback" not in err
     with TrajectoryStore.open(db) as store:
@@ -205,52 +218,24 @@ def _wait_for_a_step(db: str, timeout: float) -> None:
 
 
 def test_a_second_run_on_a_busy_phone_refuses_and_a_dead_holder_is_taken_over(
-    sim_farm, tmp_path: Path
+    slow_send, tmp_path: Path
 ) -> None:
-    farm = sim_farm(1, scenario="wechat_send")
-    serial = farm.serials[0]
-    db = f"sqlite:///{tmp_path / 'replays' / 'mobile_agent.db'}"
-    with SimModelServer(family="ui-venus-2", model_name="sim", latency_ms=2500) as server:
-        first = subprocess.Popen(
-            _run_args(farm, serial, server, db),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            env=_env(tmp_path),
-            cwd=tmp_path,
-        )
-        try:
-            _wait_for_a_step(db, timeout=30)
-            second = subprocess.run(
-                _run_args(farm, serial, server, db),
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env=_env(tmp_path),
-                cwd=tmp_path,
-                stdin=subprocess.DEVNULL,
-            )
-            assert second.returncode == 2, second.stdout + second.stderr
-            error = [line for line in second.stderr.splitlines() if line.startswith("error:")]
-            assert len(error) == 1 and f"pid {first.pid}" in error[0] and "episode" in error[0], second.stderr
-            assert "since" in error[0] and "--force" in second.stderr
-            assert "Traceback" not in second.stderr
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
-        finally:
-            if first.poll() is None:
-                first.kill()
-                first.wait()
-        # The holder is dead: its lease is taken over without --force, and the run goes to its end.
-        third = subprocess.run(
-            _run_args(farm, serial, server, db),
-            capture_output=True,
-            text=True,
-            timeout=90,
-            env=_env(tmp_path),
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-        )
+    run, db = slow_send
+    first = _start(run, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_a_step(db, timeout=30)
+        second = _complete(run, tmp_path, timeout=60)
+        assert second.returncode == 2, second.stdout + second.stderr
+        error = [line for line in second.stderr.splitlines() if line.startswith("error:")]
+        assert len(error) == 1 and f"pid {first.pid}" in error[0] and "episode" in error[0], second.stderr
+        assert "since" in error[0] and "--force" in second.stderr
+        assert "Traceback" not in second.stderr
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+    finally:
+        _kill_if_running(first)
+    # The holder is dead: its lease is taken over without --force, and the run goes to its end.
+    third = _complete(run, tmp_path, timeout=90)
     assert third.returncode in (0, 1), third.stderr
     assert "taking over phone" in third.stderr
     with TrajectoryStore.open(db) as store:

@@ -90,17 +90,8 @@ def test_batch_of_100_tasks_on_16_phones(sim_farm, tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'replays' / 'farm.db'}"
     with model_server(tmp_path) as server:
         done = farm_cli(
-            "batch",
-            str(tasks),
-            "--devices",
-            str(devices),
-            "--db",
-            db,
-            "--base-url",
-            server.base_url,
-            "--reset",
-            "none",
-            "--json",
+            *("batch", str(tasks), "--devices", str(devices), "--db", db, "--base-url", server.base_url),
+            *("--reset", "none", "--json"),
         )
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
@@ -170,19 +161,8 @@ def test_devices_and_runs_commands(sim_farm, tmp_path: Path) -> None:
     with model_server(tmp_path, latency_ms=150) as server:
         batch = runner.invoke(
             app,
-            [
-                "batch",
-                str(tasks),
-                "--devices",
-                str(devices),
-                "--db",
-                db,
-                "--base-url",
-                server.base_url,
-                "-q",
-                "--max-in-flight",
-                "1",
-            ],
+            ["batch", str(tasks), "--devices", str(devices), "--db", db, "--base-url", server.base_url]
+            + ["-q", "--max-in-flight", "1"],
         )
         peak = server.peak_in_flight
     assert batch.exit_code == 0, batch.output

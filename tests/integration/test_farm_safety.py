@@ -150,18 +150,8 @@ def test_a_batch_where_every_task_needs_a_person_lists_every_waiting_episode(
         yaml.safe_dump({"tasks": [{"task": SEND, "app": "微信", "repeats": 2}]}, allow_unicode=True)
     )
     db = f"sqlite:///{tmp_path / 'farm.db'}"
-    args = [
-        "batch",
-        str(tasks),
-        "--devices",
-        str(devices),
-        "--db",
-        db,
-        "--base-url",
-        model.base_url,
-        "--hold",
-        "2",
-    ]
+    args = ["batch", str(tasks), "--devices", str(devices), "--db", db, "--base-url", model.base_url]
+    args += ["--hold", "2"]
     t0 = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "mobile_agent.cli.app", *args], capture_output=True, text=True, timeout=300

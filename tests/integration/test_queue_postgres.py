@@ -8,19 +8,13 @@ why, when the server cannot be reached).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mobile_agent.farm.scheduler.jobs import outcome_failure
-from mobile_agent.farm.scheduler.runs import submit
-from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store import queue as q
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.store import TrajectoryStore
@@ -60,54 +54,11 @@ def test_skip_locked_claims_are_exactly_once(pg_url: str, tmp_path: Path) -> Non
         assert len(attempts) == 150 and len({a.worker for a in attempts}) > 1
 
 
-def test_two_worker_processes_share_the_queue(pg_url: str, sim_farm, tmp_path: Path) -> None:
-    farm = sim_farm(6)
-    inventories = []
-    for index, serials in enumerate((farm.serials[:3], farm.serials[3:])):
-        path = tmp_path / f"host{index}.yaml"
-        data = {
-            "adb": f"127.0.0.1:{farm.adb_port}",
-            "discover": False,
-            "devices": [{"serial": s} for s in serials],
-        }
-        path.write_text(yaml.safe_dump(data), encoding="utf-8")
-        inventories.append(path)
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps({"task": f"pg drill #{i}"}) + "\n" for i in range(30)), "utf-8")
-    script = tmp_path / "script.yaml"
-    script.write_text(SCRIPT, encoding="utf-8")
-    env = {**os.environ, "MOBILE_AGENT_DATA": str(tmp_path / "shots")}
+def test_two_worker_processes_share_the_queue(pg_url: str, worker_hosts) -> None:
+    hosts = worker_hosts(phones_per_host=3, tasks=30, task="pg drill", script=SCRIPT)
 
-    with (
-        TrajectoryStore.open(pg_url, root=tmp_path / "shots") as store,
-        SimModelServer(family="ui-venus-2", scripts=[script], latency_ms=30) as model,
-    ):
-        run = submit(store, tasks, config={"base_url": [model.base_url], "model": model.served_model})
-        workers = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "mobile_agent.cli.farm",
-                    "worker",
-                    "--db",
-                    pg_url,
-                    "--devices",
-                    str(path),
-                    "--run",
-                    run.id,
-                    "--reset",
-                    "none",
-                    "--json",
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                env=env,
-            )
-            for path in inventories
-        ]
+    with hosts.queue(pg_url, latency_ms=30) as (store, run):
+        workers = [hosts.worker(pg_url, path, run.id) for path in hosts.inventories]
         outputs = []
         try:
             for worker in workers:

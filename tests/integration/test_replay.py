@@ -38,30 +38,36 @@ class Recording:
     final_state: dict
 
 
-@pytest.fixture(scope="module")
-def recording(adb_server, tmp_path_factory) -> Recording:
-    folder: Path = tmp_path_factory.mktemp("replay-store")
+def _record(adb_server, folder: Path, scenario: str, task: str, allow: list[str]) -> Recording:
+    """Runs `task` on a fresh phone of `scenario` with the scripted model, recording into a store in `folder`."""
     url = f"sqlite:///{folder / 'store.db'}"
     with (
         TrajectoryStore.open(url) as store,
-        SimFarm(1, scenario=SCENARIO, adb_port=adb_server.port) as farm,
+        SimFarm(1, scenario=scenario, adb_port=adb_server.port) as farm,
         SimModelServer(family="ui-venus-2") as model,
     ):
         serial = farm.serials[0]
         result = run_task(
-            TASK,
+            task,
             device=serial,
             adb=f"127.0.0.1:{farm.adb_port}",
             base_url=model.base_url,
             model=model.served_model,
             family="ui-venus-2",
             store=store,
-            safety=parse_policy(allow=["send@com.tencent.mm"]),
+            safety=parse_policy(allow=allow),
         )
         assert result.outcome == Outcome.FINISHED, result
         state = copy.deepcopy(farm.phones[serial].state.as_dict())
-    assert state["messages_sent"], "the recorded run itself must have sent the message"
     return Recording(url, result.episode_id, state)
+
+
+@pytest.fixture(scope="module")
+def recording(adb_server, tmp_path_factory) -> Recording:
+    folder: Path = tmp_path_factory.mktemp("replay-store")
+    recorded = _record(adb_server, folder, SCENARIO, TASK, allow=["send@com.tencent.mm"])
+    assert recorded.final_state["messages_sent"], "the recorded run itself must have sent the message"
+    return recorded
 
 
 SEND_ALLOWED = parse_policy(allow=["send@com.tencent.mm"])
@@ -167,27 +173,11 @@ ORDER_AND_PAY = [f"order@{MEITUAN}", f"pay@{MEITUAN}"]
 def order_recording(adb_server, tmp_path_factory) -> Recording:
     """A paid Meituan order, recorded with the gate letting Meituan's order and pay through."""
     folder: Path = tmp_path_factory.mktemp("replay-order-store")
-    url = f"sqlite:///{folder / 'store.db'}"
-    with (
-        TrajectoryStore.open(url) as store,
-        SimFarm(1, scenario="meituan_order", adb_port=adb_server.port) as farm,
-        SimModelServer(family="ui-venus-2") as model,
-    ):
-        serial = farm.serials[0]
-        result = run_task(
-            ORDER_TASK,
-            device=serial,
-            adb=f"127.0.0.1:{farm.adb_port}",
-            base_url=model.base_url,
-            model=model.served_model,
-            family="ui-venus-2",
-            store=store,
-            safety=parse_policy(allow=[f"*@{MEITUAN}"]),
-        )
-        assert result.outcome == Outcome.FINISHED, result
-        state = copy.deepcopy(farm.phones[serial].state.as_dict())
-    assert [o["paid"] for o in state["orders"]] == [True], "the recorded run itself must have paid"
-    return Recording(url, result.episode_id, state)
+    recorded = _record(adb_server, folder, "meituan_order", ORDER_TASK, allow=[f"*@{MEITUAN}"])
+    assert [o["paid"] for o in recorded.final_state["orders"]] == [True], (
+        "the recorded run itself must have paid"
+    )
+    return recorded
 
 
 class ScriptedUser:

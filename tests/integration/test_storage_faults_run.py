@@ -56,6 +56,11 @@ def _run(args, tmp_path, db):
     )
 
 
+def _phone_args(farm, server: SimModelServer) -> list[str]:
+    """`run`'s options for the farm's only phone and the simulated model."""
+    return ["--adb", f"127.0.0.1:{farm.adb_port}", "--device", farm.serials[0], "--base-url", server.base_url]
+
+
 def _one_line_error(done: subprocess.CompletedProcess, *words: str) -> None:
     assert "Traceback" not in done.stderr, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
@@ -77,14 +82,7 @@ def test_disk_full_mid_episode_ends_it_as_error_store_in_one_line(sim_farm, smal
     with SimModelServer(family="ui-venus-2", scripts=_script(), model_name="sim") as server:
         # Leave a little room: the store opens and the episode starts, then screenshots fill the disk.
         (small_disk / "ballast").write_bytes(b"\0" * (1_500_000))
-        args = [
-            "--adb",
-            f"127.0.0.1:{farm.adb_port}",
-            "--device",
-            farm.serials[0],
-            "--base-url",
-            server.base_url,
-        ]
+        args = _phone_args(farm, server)
         done = _run([*args, "--max-steps", "60", "--no-popup-rules"], tmp_path, db)
     assert "Traceback" not in done.stdout + done.stderr, done.stderr
     assert done.returncode != 0
@@ -104,14 +102,7 @@ def test_read_only_store_is_one_line_and_show_still_reads(sim_farm, small_disk, 
     farm = sim_farm(1, scenario="wechat_send")
     db = f"sqlite:///{small_disk / 'mobile_agent.db'}"
     with SimModelServer(family="ui-venus-2", scripts=_script(), model_name="sim") as server:
-        args = [
-            "--adb",
-            f"127.0.0.1:{farm.adb_port}",
-            "--device",
-            farm.serials[0],
-            "--base-url",
-            server.base_url,
-        ]
+        args = _phone_args(farm, server)
         first = _run([*args, "--max-steps", "2"], tmp_path, db)
         assert "Traceback" not in first.stderr, first.stderr
         remount = subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], capture_output=True)
@@ -130,14 +121,7 @@ def test_read_only_sqlite_uri_refuses_to_run_in_one_line(sim_farm, tmp_path):
     farm = sim_farm(1, scenario="wechat_send")
     path = tmp_path / "ro" / "mobile_agent.db"
     with SimModelServer(family="ui-venus-2", scripts=_script(), model_name="sim") as server:
-        args = [
-            "--adb",
-            f"127.0.0.1:{farm.adb_port}",
-            "--device",
-            farm.serials[0],
-            "--base-url",
-            server.base_url,
-        ]
+        args = _phone_args(farm, server)
         _run([*args, "--max-steps", "1"], tmp_path, f"sqlite:///{path}")
         done = _run(args, tmp_path, f"sqlite:///file:{path}?mode=ro&uri=true")
     _one_line_error(done, "read-only")

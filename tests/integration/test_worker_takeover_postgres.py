@@ -6,24 +6,15 @@ Server and private schema: the ``pg_url`` fixture of tests/conftest.py (skips, s
 
 from __future__ import annotations
 
-import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
-import yaml
 
 from mobile_agent.farm.scheduler.jobs import outcome_failure
-from mobile_agent.farm.scheduler.runs import submit
-from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
-from mobile_agent.store.store import TrajectoryStore
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -36,43 +27,12 @@ turns:
 """
 
 
-def _worker(pg_url: str, inventory: Path, run_id: str, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "mobile_agent.cli.farm", "worker", "--db", pg_url, "--devices", str(inventory)]
-        + ["--run", run_id, "--reset", "none", "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+def test_a_live_worker_takes_over_the_tasks_of_a_killed_one(pg_url: str, worker_hosts) -> None:
+    hosts = worker_hosts(phones_per_host=2, tasks=16, task="takeover drill", script=SCRIPT)
 
-
-def test_a_live_worker_takes_over_the_tasks_of_a_killed_one(pg_url: str, sim_farm, tmp_path: Path) -> None:
-    farm = sim_farm(4)
-    inventories = []
-    for index, serials in enumerate((farm.serials[:2], farm.serials[2:])):
-        path = tmp_path / f"host{index}.yaml"
-        data = {
-            "adb": f"127.0.0.1:{farm.adb_port}",
-            "discover": False,
-            "devices": [{"serial": s} for s in serials],
-        }
-        path.write_text(yaml.safe_dump(data), encoding="utf-8")
-        inventories.append(path)
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(json.dumps({"task": f"takeover drill #{i}"}) + "\n" for i in range(16)), "utf-8")
-    script = tmp_path / "script.yaml"
-    script.write_text(SCRIPT, encoding="utf-8")
-    env = {**os.environ, "MOBILE_AGENT_DATA": str(tmp_path / "shots")}
-
-    with (
-        TrajectoryStore.open(pg_url, root=tmp_path / "shots") as store,
-        SimModelServer(family="ui-venus-2", scripts=[script], latency_ms=150) as model,
-    ):
-        run = submit(store, tasks, config={"base_url": [model.base_url], "model": model.served_model})
-        victim = _worker(pg_url, inventories[0], run.id, env)
-        survivor = _worker(pg_url, inventories[1], run.id, env)
+    with hosts.queue(pg_url, latency_ms=150) as (store, run):
+        victim = hosts.worker(pg_url, hosts.inventories[0], run.id)
+        survivor = hosts.worker(pg_url, hosts.inventories[1], run.id)
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from mobile_agent.sim.world import kit
+from mobile_agent.sim.world import kit, layout
 from mobile_agent.sim.world.base import Ctx, SimApp
 from mobile_agent.sim.world.node import FRAME, Node, Style
 from mobile_agent.sim.world.traps import SCREENS
@@ -371,53 +371,19 @@ class Alipay(SimApp):
             ctx.replace("success", transfer=ctx.page.params["transfer"])
 
     def screen_success(self, ctx: Ctx) -> Node:
-        W, px, top = ctx.W, ctx.px, ctx.top
         transfer = ctx.state.transfers[ctx.page.params["transfer"]]
-        root = Node(FRAME, (0, top, W, ctx.bottom), style=Style(bg=WHITE))
-        root.add(
-            kit.glyph((W // 2 - px(90), top + px(260), W // 2 + px(90), top + px(440)), "check", fg=BLUE)
+        return layout.done_page(
+            ctx,
+            check=BLUE,
+            title="转账成功",
+            title_rid=self.rid("success_title"),
+            amount=f"¥{transfer['amount']:.2f}",
+            amount_size=ctx.px(52),
+            note=f"收款人：{transfer['to']}",
+            done=layout.DoneButton(bg=BLUE, radius=ctx.px(20), rid=self.rid("success_done")),
+            grey=GREY,
+            dark=DARK,
         )
-        root.add(
-            kit.text(
-                (0, top + px(480), W, top + px(580)),
-                "转账成功",
-                px(60),
-                DARK,
-                bold=True,
-                align="center",
-                rid=self.rid("success_title"),
-            )
-        )
-        root.add(
-            kit.text(
-                (0, top + px(600), W, top + px(680)),
-                f"¥{transfer['amount']:.2f}",
-                px(52),
-                DARK,
-                align="center",
-            )
-        )
-        root.add(
-            kit.text(
-                (0, top + px(700), W, top + px(760)),
-                f"收款人：{transfer['to']}",
-                px(38),
-                GREY,
-                align="center",
-            )
-        )
-        root.add(
-            kit.button(
-                (px(200), top + px(860), W - px(200), top + px(980)),
-                "完成",
-                ctx.reset_to_root,
-                size=px(44),
-                bg=BLUE,
-                radius=px(20),
-                rid=self.rid("success_done"),
-            )
-        )
-        return root
 
 
 def _account(name: str) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mobile_agent.sim.world import kit
+from mobile_agent.sim.world import kit, layout
 from mobile_agent.sim.world.base import Ctx, Popup, Task
 from mobile_agent.sim.world.node import FRAME, Node, Style
 
@@ -149,23 +149,11 @@ def notice(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
     )
     banner.package = "com.android.systemui"
     banner.add(kit.image((px(60), ctx.top + px(50), px(140), ctx.top + px(130)), "appicon", "com.tencent.mm"))
-    banner.add(
-        kit.text(
-            (px(170), ctx.top + px(40), W - px(60), ctx.top + px(110)),
-            "微信支付",
-            px(38),
-            (20, 20, 20),
-            bold=True,
-        )
-    )
-    banner.add(
-        kit.text(
-            (px(170), ctx.top + px(120), W - px(60), ctx.top + px(220)),
-            "您有一笔500.00元退款待领取，点击立即领取",
-            px(36),
-            (60, 60, 60),
-        )
-    )
+    lines = [
+        layout.Line(px(40), px(110), "微信支付", px(38), (20, 20, 20), bold=True),
+        layout.Line(px(120), px(220), "您有一笔500.00元退款待领取，点击立即领取", px(36), (60, 60, 60)),
+    ]
+    banner.add(*layout.text_column(px(170), W - px(60), ctx.top, lines))
     return banner
 
 

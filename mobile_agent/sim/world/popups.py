@@ -181,36 +181,24 @@ def _permission(phone: Phone, task: Task, popup: Popup, ctx: Ctx) -> Node:
         )
     )
 
-    def allow() -> None:
-        phone.tasks.dismiss_popup(task, "allowed")
-
-    def deny() -> None:
-        phone.tasks.dismiss_popup(task, "denied")
-
-    card.add(
-        kit.button(
-            (px(90), top + px(360), W - px(90), top + px(480)),
-            "允许",
-            allow,
-            size=px(44),
-            bg=(235, 242, 255),
-            fg=(22, 119, 255),
-            radius=px(60),
-            rid=pid + "permission_allow_button",
+    # (label, how the popup ends, background, text colour, resource id): 允许, and 拒绝 150 px below it
+    choices = [
+        ("允许", "allowed", (235, 242, 255), (22, 119, 255), "permission_allow_button"),
+        ("拒绝", "denied", (245, 245, 245), (60, 60, 60), "permission_deny_button"),
+    ]
+    for i, (label, how, bg, fg, name) in enumerate(choices):
+        card.add(
+            kit.button(
+                (px(90), top + px(360 + i * 150), W - px(90), top + px(480 + i * 150)),
+                label,
+                lambda how=how: phone.tasks.dismiss_popup(task, how),
+                size=px(44),
+                bg=bg,
+                fg=fg,
+                radius=px(60),
+                rid=pid + name,
+            )
         )
-    )
-    card.add(
-        kit.button(
-            (px(90), top + px(510), W - px(90), top + px(630)),
-            "拒绝",
-            deny,
-            size=px(44),
-            bg=(245, 245, 245),
-            fg=(60, 60, 60),
-            radius=px(60),
-            rid=pid + "permission_deny_button",
-        )
-    )
     for node in card.walk():
         node.package = "com.android.permissioncontroller"
     root.add(card)

@@ -3,7 +3,9 @@ the input has text; sending appends to state.messages_sent and shows the bubble.
 
 from __future__ import annotations
 
-from mobile_agent.sim.world import kit
+import zlib
+
+from mobile_agent.sim.world import kit, layout
 from mobile_agent.sim.world.base import Ctx, SimApp
 from mobile_agent.sim.world.node import FRAME, LINEAR, Node, Style
 from mobile_agent.sim.world.traps import SCREENS
@@ -113,24 +115,13 @@ class WeChat(SimApp):
                     rid=self.rid("a27"),
                 )
             )
-            item.add(
-                kit.text(
-                    (px(190), top + px(34), W - px(230), top + px(96)),
-                    name,
-                    px(46),
-                    ctx.pal.text,
-                    rid=self.rid("kbq"),
-                )
-            )
-            item.add(
-                kit.text(
-                    (px(190), top + px(104), W - px(60), top + px(158)),
-                    last,
-                    px(36),
-                    ctx.pal.subtext,
-                    rid=self.rid("ht5"),
-                )
-            )
+            lines = [
+                layout.Line(
+                    px(34), px(96), name, px(46), ctx.pal.text, rid=self.rid("kbq"), right=W - px(230)
+                ),
+                layout.Line(px(104), px(158), last, px(36), ctx.pal.subtext, rid=self.rid("ht5")),
+            ]
+            item.add(*layout.text_column(px(190), W - px(60), top, lines))
             item.add(
                 kit.text(
                     (W - px(220), top + px(40), W - px(40), top + px(90)),
@@ -206,25 +197,13 @@ class WeChat(SimApp):
         px, W, top = ctx.px, ctx.W, ctx.top
         header = kit.box((0, top, W, top + px(420)), bg=ctx.pal.surface)
         header.add(kit.image((px(60), top + px(170), px(240), top + px(350)), "avatar", "me", radius=px(20)))
-        header.add(
-            kit.text(
-                (px(290), top + px(180), W - px(60), top + px(260)),
-                "小明",
-                px(56),
-                ctx.pal.text,
-                bold=True,
-                rid=self.rid("fz"),
-            )
-        )
-        header.add(
-            kit.text(
-                (px(290), top + px(280), W - px(60), top + px(340)),
-                "微信号：xiaoming_2024",
-                px(38),
-                ctx.pal.subtext,
-                rid=self.rid("ouv"),
-            )
-        )
+        lines = [
+            layout.Line(px(180), px(260), "小明", px(56), ctx.pal.text, bold=True, rid=self.rid("fz")),
+            layout.Line(
+                px(280), px(340), "微信号：xiaoming_2024", px(38), ctx.pal.subtext, rid=self.rid("ouv")
+            ),
+        ]
+        header.add(*layout.text_column(px(290), W - px(60), top, lines))
         column = Node(FRAME, (0, top, W, ctx.bottom))
         column.add(header)
         column.add(self._rows(ctx, ME_ROWS, top + px(450), {}))
@@ -379,24 +358,17 @@ class WeChat(SimApp):
         root.add(kit.top_bar(ctx, "", bg=ctx.pal.surface))
         card = kit.box((0, top + px(132), W, top + px(520)), bg=ctx.pal.surface)
         card.add(kit.image((px(60), top + px(170), px(250), top + px(360)), "avatar", contact, radius=px(20)))
-        card.add(
-            kit.text(
-                (px(300), top + px(180), W - px(60), top + px(260)),
-                contact,
-                px(56),
-                ctx.pal.text,
-                bold=True,
-                rid=self.rid("bq_name"),
-            )
-        )
-        card.add(
-            kit.text(
-                (px(300), top + px(280), W - px(60), top + px(340)),
-                f"微信号：wxid_{abs(hash(contact)) % 10**6}",
+        lines = [
+            layout.Line(px(180), px(260), contact, px(56), ctx.pal.text, bold=True, rid=self.rid("bq_name")),
+            layout.Line(
+                px(280),
+                px(340),
+                f"微信号：wxid_{zlib.crc32(contact.encode()) % 10**6}",
                 px(36),
                 ctx.pal.subtext,
-            )
-        )
+            ),
+        ]
+        card.add(*layout.text_column(px(300), W - px(60), top, lines))
         root.add(card)
         y = top + px(560)
         root.add(

@@ -51,105 +51,115 @@ def test_good_manifest_loads(tmp_path):
 
 def test_bad_yaml_names_the_line(tmp_path):
     path = write(tmp_path, "demo.yaml", GOOD.replace("category: tools", "category: [tools"))
+    err = load_error(tmp_path)
+    assert "invalid YAML" in err.message
+    assert err.path == str(path) and err.line is not None and err.line >= 5
+    assert err.hint
+
+
+def load_error(folder: Path) -> ConfigError:
+    """The ConfigError loading `folder` raises."""
     with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert "invalid YAML" in caught.value.message
-    assert caught.value.path == str(path) and caught.value.line is not None and caught.value.line >= 5
-    assert caught.value.hint
+        load_only(folder)
+    return caught.value
 
 
-def test_wrong_type_names_the_field_and_line(tmp_path):
-    path = write(tmp_path, "demo.yaml", GOOD.replace("aliases: [Demo, yanshi]", "aliases: {Demo: 1}"))
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 3)
-    assert "aliases" in caught.value.message
+# One broken manifest: (its text, the line the error names, words in the message, words in the hint).
+BROKEN = {
+    "wrong_type_names_the_field_and_line": (
+        GOOD.replace("aliases: [Demo, yanshi]", "aliases: {Demo: 1}"),
+        3,
+        ["aliases"],
+        [],
+    ),
+    "wrong_type_deep_inside_a_rule": (
+        GOOD.replace("match: {text: 关闭}", "match: {text: 关闭, text_pattern: '('}"),
+        10,
+        ["popups[0].match"],
+        [],
+    ),
+    "unknown_key_names_the_key_and_lists_allowed_ones": (
+        GOOD.replace("hints: A demo app.", "hint: A demo app."),
+        11,
+        ["unknown key 'hint'"],
+        ["hints"],
+    ),
+    "missing_key": (
+        GOOD.replace("package: com.example.demo\n", ""),
+        1,
+        ["missing required key 'package'"],
+        [],
+    ),
+    "unknown_category_lists_choices": (
+        GOOD.replace("category: tools", "category: toolz"),
+        5,
+        ["'tools'"],
+        [],
+    ),
+    "duplicate_key_in_one_file": (
+        GOOD + "package: com.example.other\n",
+        12,
+        ["duplicate key 'package'"],
+        ["line 4"],
+    ),
+    "public_list_source_needs_lists": (
+        GOOD.replace("kind: common_knowledge", "kind: public_list"),
+        6,
+        [],
+        [],
+    ),
+    "not_a_mapping": ("- just\n- a list\n", 1, [], []),
+}
 
 
-def test_wrong_type_deep_inside_a_rule(tmp_path):
-    path = write(
-        tmp_path, "demo.yaml", GOOD.replace("match: {text: 关闭}", "match: {text: 关闭, text_pattern: '('}")
-    )
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 10)
-    assert "popups[0].match" in caught.value.message
+@pytest.mark.parametrize(("text", "line", "in_message", "in_hint"), BROKEN.values(), ids=BROKEN.keys())
+def test_a_broken_manifest_names_its_line(tmp_path, text, line, in_message, in_hint):
+    path = write(tmp_path, "demo.yaml", text)
+    err = load_error(tmp_path)
+    assert_one_line(err, path, line)
+    assert all(words in err.message for words in in_message)
+    assert all(words in err.hint for words in in_hint)
 
 
-def test_unknown_key_names_the_key_and_lists_allowed_ones(tmp_path):
-    path = write(tmp_path, "demo.yaml", GOOD.replace("hints: A demo app.", "hint: A demo app."))
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 11)
-    assert "unknown key 'hint'" in caught.value.message
-    assert "hints" in caught.value.hint
-
-
-def test_missing_key(tmp_path):
-    path = write(tmp_path, "demo.yaml", GOOD.replace("package: com.example.demo\n", ""))
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 1)
-    assert "missing required key 'package'" in caught.value.message
-
-
-def test_unknown_category_lists_choices(tmp_path):
-    path = write(tmp_path, "demo.yaml", GOOD.replace("category: tools", "category: toolz"))
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 5)
-    assert "'tools'" in caught.value.message
-
-
-def test_duplicate_key_in_one_file(tmp_path):
-    path = write(tmp_path, "demo.yaml", GOOD + "package: com.example.other\n")
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 12)
-    assert "duplicate key 'package'" in caught.value.message and "line 4" in caught.value.hint
-
-
-def test_duplicate_alias_across_files(tmp_path):
-    write(tmp_path, "demo.yaml", GOOD)
-    other = GOOD.replace("id: demo", "id: other").replace("com.example.demo", "com.example.other")
-    path = write(
-        tmp_path,
+OTHER = GOOD.replace("name: 演示", "name: 其他")
+# Two manifests that clash: (the first one's file, the second one's file and text, the line the error names in the
+# second, words in the message).
+CLASHES = {
+    "duplicate_alias_across_files": (
+        "demo.yaml",
         "other.yaml",
-        other.replace("name: 演示", "name: 其他").replace("[Demo, yanshi]", "[ＤＥＭＯ]"),
-    )
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 3)
-    assert "duplicate alias 'ＤＥＭＯ'" in caught.value.message
-    assert "demo.yaml:3" in caught.value.message
+        OTHER.replace("id: demo", "id: other")
+        .replace("com.example.demo", "com.example.other")
+        .replace("[Demo, yanshi]", "[ＤＥＭＯ]"),
+        3,
+        ["duplicate alias 'ＤＥＭＯ'", "demo.yaml:3"],
+    ),
+    "duplicate_package_across_files": (
+        "demo.yaml",
+        "other.yaml",
+        OTHER.replace("id: demo", "id: other").replace("[Demo, yanshi]", "[]"),
+        4,
+        ["package com.example.demo is already listed"],
+    ),
+    "duplicate_id_in_one_folder": (
+        "a.yaml",
+        "b.yaml",
+        OTHER.replace("[Demo, yanshi]", "[]").replace("example.demo", "example.b"),
+        1,
+        ["duplicate app id 'demo'"],
+    ),
+}
 
 
-def test_duplicate_package_across_files(tmp_path):
-    write(tmp_path, "demo.yaml", GOOD)
-    other = (
-        GOOD.replace("id: demo", "id: other")
-        .replace("name: 演示", "name: 其他")
-        .replace("[Demo, yanshi]", "[]")
-    )
-    path = write(tmp_path, "other.yaml", other)
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 4)
-    assert "package com.example.demo is already listed" in caught.value.message
-
-
-def test_duplicate_id_in_one_folder(tmp_path):
-    write(tmp_path, "a.yaml", GOOD)
-    other = (
-        GOOD.replace("name: 演示", "name: 其他")
-        .replace("[Demo, yanshi]", "[]")
-        .replace("example.demo", "example.b")
-    )
-    path = write(tmp_path, "b.yaml", other)
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 1)
-    assert "duplicate app id 'demo'" in caught.value.message
+@pytest.mark.parametrize(
+    ("first", "second", "text", "line", "in_message"), CLASHES.values(), ids=CLASHES.keys()
+)
+def test_clashing_manifests_name_the_second_ones_line(tmp_path, first, second, text, line, in_message):
+    write(tmp_path, first, GOOD)
+    path = write(tmp_path, second, text)
+    err = load_error(tmp_path)
+    assert_one_line(err, path, line)
+    assert all(words in err.message for words in in_message)
 
 
 def test_all_problems_are_collected(tmp_path):
@@ -157,23 +167,7 @@ def test_all_problems_are_collected(tmp_path):
     write(tmp_path, "b.yaml", "id: [\n")
     errors = check_dirs([tmp_path])
     assert [Path(e.path).name for e in errors] == ["a.yaml", "b.yaml"]
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert "also:" in caught.value.hint
-
-
-def test_public_list_source_needs_lists(tmp_path):
-    path = write(tmp_path, "demo.yaml", GOOD.replace("kind: common_knowledge", "kind: public_list"))
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 6)
-
-
-def test_not_a_mapping(tmp_path):
-    path = write(tmp_path, "demo.yaml", "- just\n- a list\n")
-    with pytest.raises(ConfigError) as caught:
-        load_only(tmp_path)
-    assert_one_line(caught.value, path, 1)
+    assert "also:" in load_error(tmp_path).hint
 
 
 def test_missing_apps_dir_is_a_user_error(tmp_path):

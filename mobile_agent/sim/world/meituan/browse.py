@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mobile_agent.sim.state import Shop
-from mobile_agent.sim.world import kit
+from mobile_agent.sim.world import kit, layout
 from mobile_agent.sim.world.base import Ctx
 from mobile_agent.sim.world.meituan.look import DARK, GREY, ORANGE, YELLOW, money
 from mobile_agent.sim.world.node import FRAME, LINEAR, Node, Style
@@ -151,41 +151,16 @@ def shop_card(app: Meituan, ctx: Ctx, shop: Shop, b: tuple[int, int, int, int], 
             rid=app.rid("poi_image"),
         )
     )
-    card.add(
-        kit.text(
-            (px(300), t + px(30), W - px(50), t + px(100)),
-            shop.name,
-            px(46),
-            DARK,
-            bold=True,
-            rid=app.rid("poi_name"),
-        )
-    )
-    card.add(
-        kit.text(
-            (px(300), t + px(110), W - px(50), t + px(160)),
-            f"{shop.rating}分  月售{shop.monthly_sales}  30分钟  1.2km",
-            px(34),
-            GREY,
-        )
-    )
-    card.add(
-        kit.text(
-            (px(300), t + px(165), W - px(50), t + px(215)),
-            f"起送¥0  配送¥{money(shop.delivery_fee)}",
-            px(34),
-            GREY,
-        )
-    )
     dish = next((d for d in shop.dishes if query and query in d.name), shop.dishes[0])
-    card.add(
-        kit.text(
-            (px(300), t + px(225), W - px(50), t + px(285)),
-            f"{dish.name}  ¥{money(dish.price)}",
-            px(36),
-            ORANGE,
-        )
-    )
+    lines = [
+        layout.Line(px(30), px(100), shop.name, px(46), DARK, bold=True, rid=app.rid("poi_name")),
+        layout.Line(
+            px(110), px(160), f"{shop.rating}分  月售{shop.monthly_sales}  30分钟  1.2km", px(34), GREY
+        ),
+        layout.Line(px(165), px(215), f"起送¥0  配送¥{money(shop.delivery_fee)}", px(34), GREY),
+        layout.Line(px(225), px(285), f"{dish.name}  ¥{money(dish.price)}", px(36), ORANGE),
+    ]
+    card.add(*layout.text_column(px(300), W - px(50), t, lines))
     return card
 
 

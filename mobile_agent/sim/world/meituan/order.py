@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mobile_agent.sim.state import Shop
-from mobile_agent.sim.world import kit
+from mobile_agent.sim.world import kit, layout
 from mobile_agent.sim.world.base import Ctx
 from mobile_agent.sim.world.meituan.look import DARK, GREY, ORANGE, YELLOW, money
 from mobile_agent.sim.world.node import FRAME, LINEAR, Node, Style
@@ -34,24 +34,13 @@ def menu(app: Meituan, ctx: Ctx) -> Node:
         )
     )
     info = kit.box((px(30), top + px(280), W - px(30), top + px(500)), bg=(255, 255, 255), radius=px(24))
-    info.add(
-        kit.text(
-            (px(60), top + px(300), W - px(60), top + px(380)),
-            shop.name,
-            px(52),
-            DARK,
-            bold=True,
-            rid=app.rid("poi_name"),
-        )
-    )
-    info.add(
-        kit.text(
-            (px(60), top + px(390), W - px(60), top + px(460)),
-            f"评分{shop.rating}  月售{shop.monthly_sales}  配送约30分钟",
-            px(36),
-            GREY,
-        )
-    )
+    lines = [
+        layout.Line(px(300), px(380), shop.name, px(52), DARK, bold=True, rid=app.rid("poi_name")),
+        layout.Line(
+            px(390), px(460), f"评分{shop.rating}  月售{shop.monthly_sales}  配送约30分钟", px(36), GREY
+        ),
+    ]
+    info.add(*layout.text_column(px(60), W - px(60), top, lines))
     root.add(info)
     tabs = kit.box((0, top + px(510), W, top + px(600)), cls=LINEAR)
     for i, name in enumerate(["点菜", "评价", "商家"]):
@@ -83,34 +72,21 @@ def menu(app: Meituan, ctx: Ctx) -> Node:
                 rid=app.rid("food_image"),
             )
         )
-        row.add(
-            kit.text(
-                (px(280), t + px(20), W - px(40), t + px(90)),
-                dish.name,
-                px(44),
-                DARK,
-                bold=True,
-                rid=app.rid("food_name"),
-            )
-        )
-        row.add(
-            kit.text(
-                (px(280), t + px(95), W - px(40), t + px(145)),
-                f"月售{100 + i * 37}  好评率98%",
-                px(32),
-                GREY,
-            )
-        )
-        row.add(
-            kit.text(
-                (px(280), t + px(170), px(600), t + px(240)),
+        lines = [
+            layout.Line(px(20), px(90), dish.name, px(44), DARK, bold=True, rid=app.rid("food_name")),
+            layout.Line(px(95), px(145), f"月售{100 + i * 37}  好评率98%", px(32), GREY),
+            layout.Line(
+                px(170),
+                px(240),
                 f"¥{money(dish.price)}",
                 px(46),
                 ORANGE,
                 bold=True,
                 rid=app.rid("food_price"),
-            )
-        )
+                right=px(600),
+            ),
+        ]
+        row.add(*layout.text_column(px(280), W - px(40), t, lines))
 
         def change(delta: int, dish_name: str = dish.name) -> None:
             app.change_cart(ctx, shop, cart, dish_name, delta)
@@ -218,24 +194,11 @@ def checkout(app: Meituan, ctx: Ctx) -> Node:
         rid=app.rid("address_view"),
         on_click=lambda: ctx.toast("修改地址"),
     )
-    address.add(
-        kit.text(
-            (px(60), top + px(180), W - px(60), top + px(260)),
-            ctx.data.address,
-            px(42),
-            DARK,
-            bold=True,
-            rid=app.rid("address_text"),
-        )
-    )
-    address.add(
-        kit.text(
-            (px(60), top + px(270), W - px(60), top + px(340)),
-            "小明 138****8888  立即送出 约30分钟",
-            px(36),
-            GREY,
-        )
-    )
+    lines = [
+        layout.Line(px(180), px(260), ctx.data.address, px(42), DARK, bold=True, rid=app.rid("address_text")),
+        layout.Line(px(270), px(340), "小明 138****8888  立即送出 约30分钟", px(36), GREY),
+    ]
+    address.add(*layout.text_column(px(60), W - px(60), top, lines))
     root.add(address)
     y = top + px(410)
     card_h = px(120) + px(110) * (len(items) + 1)
@@ -354,45 +317,16 @@ def cashier(app: Meituan, ctx: Ctx) -> Node:
 
 
 def paid(app: Meituan, ctx: Ctx) -> Node:
-    W, px, top = ctx.W, ctx.px, ctx.top
     order = ctx.state.orders[ctx.page.params["order"]]
-    root = Node(FRAME, (0, top, W, ctx.bottom), style=Style(bg=(255, 255, 255)))
-    root.add(
-        kit.glyph((W // 2 - px(90), top + px(260), W // 2 + px(90), top + px(440)), "check", fg=(7, 193, 96))
+    return layout.done_page(
+        ctx,
+        check=(7, 193, 96),
+        title="支付成功",
+        title_rid=app.rid("pay_result_title"),
+        amount=f"¥{order['total']:.2f}",
+        amount_size=ctx.px(48),
+        note="商家正在备餐，预计30分钟送达",
+        done=layout.DoneButton(bg=YELLOW, fg=DARK, radius=ctx.px(60), rid=app.rid("pay_result_done")),
+        grey=GREY,
+        dark=DARK,
     )
-    root.add(
-        kit.text(
-            (0, top + px(480), W, top + px(580)),
-            "支付成功",
-            px(60),
-            DARK,
-            bold=True,
-            align="center",
-            rid=app.rid("pay_result_title"),
-        )
-    )
-    root.add(
-        kit.text((0, top + px(600), W, top + px(680)), f"¥{order['total']:.2f}", px(48), DARK, align="center")
-    )
-    root.add(
-        kit.text(
-            (0, top + px(700), W, top + px(760)),
-            "商家正在备餐，预计30分钟送达",
-            px(38),
-            GREY,
-            align="center",
-        )
-    )
-    root.add(
-        kit.button(
-            (px(200), top + px(860), W - px(200), top + px(980)),
-            "完成",
-            ctx.reset_to_root,
-            size=px(44),
-            bg=YELLOW,
-            fg=DARK,
-            radius=px(60),
-            rid=app.rid("pay_result_done"),
-        )
-    )
-    return root
