@@ -59,8 +59,8 @@ class RootCommands(LazyGroup):
         Lazy(
             "report",
             "mobile_agent.cli.report:report_command",
-            "Write a self-contained HTML report of an episode or a run.",
-            help="Write a self-contained HTML report of an episode or a run.",
+            "Write an HTML report of an episode or a run (offline pages; an index page for a big run).",
+            help="Write an HTML report of an episode or a run (offline pages; an index page for a big run).",
         ),
         Lazy(
             "export",
