@@ -12,8 +12,10 @@ from __future__ import annotations
 import base64
 import io
 import math
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
@@ -155,6 +157,50 @@ def history_frame(jpeg: bytes, policy: ImagePolicy, scale: float = 1.0, quality:
     return cheaper if len(cheaper) < len(jpeg) else jpeg
 
 
+def request_body(body: dict[str, Any], dumps: Callable[[Any], bytes]) -> bytes:
+    """``dumps(body)`` byte for byte, without having ``dumps`` scan the screenshots' base64 again: each image URL
+    that JSON leaves as it is (ASCII without control characters, quotes or backslashes) is written as a short
+    random tag and spliced back in as bytes. Any surprise (a tag not found exactly once, in order) falls back to
+    ``dumps(body)``."""
+    tag = uuid.uuid4().hex
+    urls: list[str] = []
+    messages = []
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                image = part.get("image_url") if isinstance(part, dict) else None
+                url = image.get("url") if isinstance(image, dict) else None
+                if isinstance(url, str) and _json_plain(url):
+                    part = {**part, "image_url": {**image, "url": f"{tag}{len(urls)}"}}
+                    urls.append(url)
+                parts.append(part)
+            message = {**message, "content": parts}
+        messages.append(message)
+    if not urls:
+        return dumps(body)
+    chunks = dumps({**body, "messages": messages}).split(b'"' + tag.encode())
+    if len(chunks) != len(urls) + 1:
+        return dumps(body)
+    out = [chunks[0]]
+    for i, (chunk, url) in enumerate(zip(chunks[1:], urls, strict=True)):
+        number = b"%d" % i
+        if chunk[: len(number) + 1] != number + b'"':
+            return dumps(body)
+        out += (b'"', url.encode("ascii"), chunk[len(number) :])
+    return b"".join(out)
+
+
+def _json_plain(text: str) -> bool:
+    """JSON writes ``text`` as it is between its quotes (a data URL always is). One memchr per character JSON
+    escapes: ``str.isprintable`` or a regex would scan a screenshot's base64 a few times slower."""
+    return text.isascii() and not any(c in text for c in _JSON_ESCAPED)
+
+
+_JSON_ESCAPED = tuple(chr(i) for i in range(32)) + ('"', "\\")
+
+
 def _within_budget(size: Size, policy: ImagePolicy) -> bool:
     pixels = size.width * size.height
     return policy.min_pixels <= pixels <= policy.max_pixels
@@ -174,5 +220,6 @@ __all__ = [
     "image_size_of",
     "jpeg_data_url",
     "prepare_image",
+    "request_body",
     "smart_resize",
 ]

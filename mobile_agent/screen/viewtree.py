@@ -59,7 +59,8 @@ class ViewTree:
 
     def __init__(self, root: etree._Element) -> None:
         self.root = root
-        self.elements = [_element(node) for node in root.iter("node")]
+        bounds_of: dict[str, Bounds | None] = {}  # this dump's boxes: wrappers often repeat their child's
+        self.elements = [_element(node, bounds_of) for node in root.iter("node")]
 
     @classmethod
     def parse(cls, hierarchy_xml: str | bytes) -> ViewTree | None:
@@ -87,18 +88,46 @@ def _parse_cached(hierarchy_xml: str | bytes) -> ViewTree | None:
     return ViewTree._parse(hierarchy_xml)
 
 
-def _element(node: etree._Element) -> Element:
-    match = _BOUNDS_RE.fullmatch(node.get("bounds", "").replace(" ", ""))
-    bounds = Bounds(*(int(v) for v in match.groups())) if match else None
-    return Element(
-        text=node.get("text", ""),
-        resource_id=node.get("resource-id", ""),
-        content_desc=node.get("content-desc", ""),
-        class_name=node.get("class", ""),
-        package=node.get("package", ""),
-        bounds=bounds,
-        node=node,
+# A dump has tens to hundreds of nodes and is read every step: the records are filled in directly, without the
+# per-field ``object.__setattr__`` of a frozen dataclass's __init__ (they stay frozen: assignment still raises).
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _element(node: etree._Element, bounds_of: dict[str, Bounds | None] | None = None) -> Element:
+    get = node.get
+    raw = get("bounds", "")
+    if bounds_of is None:
+        bounds = _bounds(raw)
+    elif raw in bounds_of:
+        bounds = bounds_of[raw]
+    else:
+        bounds = bounds_of[raw] = _bounds(raw)
+    element = _new(Element)
+    _set(
+        element,
+        "__dict__",
+        {
+            "text": get("text", ""),
+            "resource_id": get("resource-id", ""),
+            "content_desc": get("content-desc", ""),
+            "class_name": get("class", ""),
+            "package": get("package", ""),
+            "bounds": bounds,
+            "node": node,
+        },
     )
+    return element
+
+
+def _bounds(raw: str) -> Bounds | None:
+    match = _BOUNDS_RE.fullmatch(raw.replace(" ", "") if " " in raw else raw)
+    if match is None:
+        return None
+    left, top, right, bottom = match.groups()
+    bounds = _new(Bounds)
+    _set(bounds, "__dict__", {"left": int(left), "top": int(top), "right": int(right), "bottom": int(bottom)})
+    return bounds
 
 
 def visible(e: Element) -> bool:
