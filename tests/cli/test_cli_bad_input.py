@@ -6,27 +6,18 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-CLI = [sys.executable, "-m", "mobile_agent.cli.app"]
+from tests.cli.conftest import finished
 
 
 def _cli(tmp_path: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = {**os.environ, "HOME": str(tmp_path), "COLUMNS": "200"}
     env.pop("MOBILE_AGENT_DB", None)
-    return subprocess.run(
-        [*CLI, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return finished(list(args), tmp_path, env, timeout)
 
 
 def _lol() -> str:
