@@ -2,18 +2,21 @@
 
 Parsing and validating the shipped manifests costs ~60 ms of CPU on each start; loading the pickled result costs
 ~3 ms. An entry is found by a key over everything the build depends on: the folders and the digest of every file
-the builder reads there (the caller's signature), this package's version, the Python version and the size and
-modification time of every source file of ``mobile_agent`` (a code change can change what is built). Anything
+the builder reads there (the caller's signature), this package's version, the Python and pydantic versions, and the
+size and modification time of every source file of ``mobile_agent`` (a code change can change what is built). Anything
 wrong with an entry — unreadable, corrupt, from another build — means a normal build, and the entry is rewritten.
+An entry holds its key beside the build, so a file renamed onto another entry's name (in a folder others may
+write) is a miss, not another folder's registry.
 
 Where: ``$MOBILE_AGENT_CACHE``, else ``$XDG_CACHE_HOME/mobile-agent``, else ``~/.cache/mobile-agent``;
 ``MOBILE_AGENT_CACHE=`` (empty) turns the disk cache off. Entries are only read when this user owns them and no
-one else may write them (a pickle runs code when loaded; a symbolic link is never followed), and written
-atomically with mode 0600.
+one else may write them (a pickle runs code when loaded; a symbolic link is never followed), checked on the opened
+file so that nothing can be swapped in between the check and the read, and written atomically with mode 0600.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -23,14 +26,14 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 import mobile_agent
 
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "MOBILE_AGENT_CACHE"
-FORMAT = 1  # bump when what is stored changes shape in a way the source fingerprint would not catch
+FORMAT = 2  # bump when what is stored changes shape in a way the source fingerprint would not catch
 Built = TypeVar("Built")
 
 
@@ -63,38 +66,80 @@ def _source_fingerprint() -> list[tuple[str, int, int]]:
 
 
 def entry_key(signature: tuple) -> str:
-    parts = (FORMAT, mobile_agent.__version__, sys.version, signature, _source_fingerprint())
+    import pydantic  # the manifests' validation is pydantic's: another release may build them differently
+
+    parts = (
+        FORMAT,
+        mobile_agent.__version__,
+        sys.version,
+        pydantic.VERSION,
+        signature,
+        _source_fingerprint(),
+    )
     return hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
-def _trusted(path: Path) -> bool:
-    info = path.lstat()  # a symbolic link is not trusted, whatever it points to
+_OPEN_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _trusted(info: os.stat_result) -> bool:
+    """A plain file of this user's, one name only (no hard link of it elsewhere), nobody else may write."""
     owned = not hasattr(os, "getuid") or info.st_uid == os.getuid()
-    return owned and stat.S_ISREG(info.st_mode) and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return (
+        owned
+        and stat.S_ISREG(info.st_mode)
+        and info.st_nlink == 1
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
 
 
-def _read(path: Path, kind: type) -> object | None:
+def _open_trusted(path: Path) -> BinaryIO | None:
+    """The entry opened for reading when it is trusted; decided on the opened file (O_NOFOLLOW: a symbolic link
+    is refused by the kernel, O_NONBLOCK: a FIFO does not hang), so a swap after the check changes nothing."""
+    if path.is_symlink():  # also where O_NOFOLLOW does not exist
+        log.warning("ignoring the cache entry %s: it is a symbolic link", path)
+        return None
     try:
-        if not _trusted(path):
-            log.warning("ignoring the cache entry %s: another user owns it or may write it", path)
+        handle = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            log.warning("ignoring the cache entry %s: it is a symbolic link", path)
             return None
-        with path.open("rb") as stored:
-            value = pickle.load(stored)
+        raise
+    if not _trusted(os.fstat(handle)):
+        os.close(handle)
+        log.warning("ignoring the cache entry %s: not a plain file of yours that only you may write", path)
+        return None
+    return os.fdopen(handle, "rb")
+
+
+def _read(path: Path, key: str, kind: type) -> object | None:
+    try:
+        stored = _open_trusted(path)
+        if stored is None:
+            return None
+        with stored:
+            entry = pickle.load(stored)
     except FileNotFoundError:
         return None
     except Exception as exc:  # a torn or foreign entry is a miss, never an error: the build is the truth
         log.info("cache entry %s unusable (%s): building again", path, exc)
         return None
-    return value if isinstance(value, kind) else None
+    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == key):
+        log.info("cache entry %s holds another build: building again", path)
+        return None
+    return entry[1] if isinstance(entry[1], kind) else None
 
 
-def _write(path: Path, value: object) -> None:
+def _write(path: Path, key: str, value: object) -> None:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
         try:
             with os.fdopen(handle, "wb") as out:
-                pickle.dump(value, out, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((key, value), out, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)
@@ -118,12 +163,13 @@ def cached(prefix: str, signature: tuple, kind: type[Built], build: Callable[[],
     folder = cache_dir()
     if folder is None:
         return build()
-    path = folder / f"{prefix}-{entry_key(signature)}.pickle"
-    found = _read(path, kind)
+    key = entry_key(signature)
+    path = folder / f"{prefix}-{key}.pickle"
+    found = _read(path, key, kind)
     if found is not None:
         return found  # type: ignore[return-value]
     value = build()
-    _write(path, value)
+    _write(path, key, value)
     _drop_stale(folder, prefix, path)
     return value
 

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from mobile_agent.actions import Outcome
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
-from mobile_agent.cli.terminal import TerminalUser
+from mobile_agent.cli.terminal import TerminalUser, shown
 from mobile_agent.errors import UserError
 
 console = Console()
@@ -193,10 +193,10 @@ def report_command(
         )
         return
     pages = f" and {len(written.pages)} page(s) of episodes" if written.pages else ""
-    console.print(f"report written: {escape(str(written.index))} (open this page)", soft_wrap=True)
+    console.print(f"report written: {shown(str(written.index))} (open this page)", soft_wrap=True)
     console.print(
         f"[dim]{written.episodes} episode(s){pages}, {written.pictures} screenshot(s) in "
-        f"{escape(str(written.files))}[/]",
+        f"{shown(str(written.files))}[/]",
         soft_wrap=True,
     )
     if written.skipped_pictures:

@@ -32,6 +32,7 @@ from mobile_agent.report.layout import (
     page_name,
     prepare,
     report_layout,
+    safe_name,
     write_text,
 )
 from mobile_agent.report.summary import EpisodeEntry, RunSummary
@@ -239,7 +240,7 @@ def write_report_files(
     verification = verification_available(store)
     if episode is not None:
         info = store.episode(episode)
-        layout = report_layout(output, f"report-episode-{info.id}")
+        layout = report_layout(output, f"report-episode-{safe_name(info.id)}")
         prepare(layout)
         with PictureWriter(store, layout, thumb_width) as pictures:
             view = build_episode_view(store, info.id, pictures)
@@ -257,7 +258,7 @@ def write_report_files(
             f"run {run_info.id} has no episodes to report",
             hint="check the run with `mobile-agent runs`, or report one episode: mobile-agent report EPISODE",
         )
-    layout = report_layout(output, f"report-run-{run_info.id}")
+    layout = report_layout(output, f"report-run-{safe_name(run_info.id)}")
     prepare(layout)
     return _write_run(store, env, layout, run_info, chosen, thumb_width, per_page, verification, progress)
 

@@ -1,18 +1,25 @@
 """Where a report's files go, and writing them: the index page, its ``<name>_files/`` folder beside it with the
 pages of episodes and the pictures (each step's screenshot with its action drawn, as a thumbnail and at full size).
 
-Every name written is made here and checked to stay inside the output folder; stored screenshot paths that lead out
-of the store are refused by the store (``inside_root``) and images that do not decode are skipped with a warning
-(as ``store.files.readable_image`` does; decoded once here), so an edited store can neither make a report copy an arbitrary file nor take it down.
+Every name written is made here and checked, on its resolved real path, to stay inside the output folder: the files
+folder may not be a symbolic link (nor lead elsewhere through one), and every file is written through a temporary
+file renamed into place, so a link planted where a picture or page goes is replaced, never followed. Stored
+screenshot paths that lead out of the store are refused by the store (``inside_root``); a screenshot that is not a
+plain file (a FIFO would hang the report), is too big, or does not decode is skipped with a warning (as
+``store.files.readable_image`` does; decoded once here), so an edited store can neither make a report copy an
+arbitrary file nor take it down.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import logging
 import os
 import re
+import secrets
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +38,8 @@ log = logging.getLogger(__name__)
 HTML_SUFFIXES = (".html", ".htm")
 FULL_WIDTH = 1080  # the zoomed picture: the stored frame, never enlarged, at most this wide
 FULL_QUALITY = 85
+MAX_SCREENSHOT_BYTES = 64 * 1024 * 1024  # a stored JPEG is ~0.1-0.5 MB; more is not a screenshot
+MAX_PIXELS = 36_000_000  # decoded pixels of a picture that cannot be decoded reduced (a PNG); ~110 MB as RGB
 OUTPUT_HINT = "pass -o NAME.html or -o FOLDER (a folder you can write)"
 _SAFE_NAME = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _PAGE_NAME = re.compile(r"page-\d{3,}\.html")
@@ -62,11 +71,20 @@ class ReportLayout:
     def page(self, number: int) -> Path:
         return self.files / page_name(number)
 
+    @property
+    def real_files(self) -> Path:
+        """Where the files folder really is: beside the page, in the page's resolved folder (never a link's target)."""
+        return self.index.parent.resolve() / self.files.name
+
     def inside(self, path: Path) -> Path:
-        """``path`` when it stays inside the files folder; refuses anything else (a name made from store data)."""
-        base = self.files.resolve()
+        """``path`` when its resolved real path stays inside the files folder; refuses anything else (a name made
+        from store data, or a folder on the way that is a symbolic link leading elsewhere)."""
+        base = self.real_files
         if not path.resolve().is_relative_to(base):
-            raise UserError(f"refusing to write {path}: outside the report folder {base}", hint=OUTPUT_HINT)
+            raise UserError(
+                f"refusing to write {path}: it leads outside the report folder {base} (a symbolic link?)",
+                hint=OUTPUT_HINT,
+            )
         return path
 
 
@@ -84,8 +102,19 @@ def safe_name(key: str) -> str:
 def report_layout(output: str | Path | None, default_stem: str) -> ReportLayout:
     """Resolve ``-o``: NAME.html (that page), a folder (``FOLDER/<default>.html``, created when new) or nothing
     (``./<default>.html``); the files folder is ``<stem>_files`` beside the page. A path where a file stands in the
-    way of a folder is a UserError with a hint."""
-    path = Path(output) if output is not None else Path(f"{default_stem}.html")
+    way of a folder, a page or files folder that is a symbolic link, a name the system refuses (too long, a NUL
+    byte) is a UserError with a hint."""
+    if output is not None and "\0" in str(output):
+        raise UserError(f"the output path {str(output)!r} holds a NUL byte", hint=OUTPUT_HINT)
+    try:
+        return _layout(Path(output) if output is not None else Path(f"{default_stem}.html"), default_stem)
+    except OSError as exc:  # a name too long for the file system, a folder that cannot be looked into...
+        raise UserError(
+            f"cannot write the report to {output}: {exc.strerror or exc}", hint=OUTPUT_HINT
+        ) from exc
+
+
+def _layout(path: Path, default_stem: str) -> ReportLayout:
     if path.is_dir():
         path = path / f"{default_stem}.html"
     elif path.suffix.lower() not in HTML_SUFFIXES:
@@ -96,6 +125,12 @@ def report_layout(output: str | Path | None, default_stem: str) -> ReportLayout:
     for blocking in (*reversed(path.parents), files):
         if blocking.exists() and not blocking.is_dir():
             raise UserError(f"{blocking} is a file, so the report cannot be written there", hint=OUTPUT_HINT)
+    for link in (path, files):
+        if link.is_symlink():
+            raise UserError(
+                f"{link} is a symbolic link; a report is written only into real files and folders",
+                hint=OUTPUT_HINT,
+            )
     if path.exists() and not path.is_file():
         raise UserError(f"{path} exists and is not a file", hint=OUTPUT_HINT)
     return ReportLayout(index=path, files=files)
@@ -105,22 +140,41 @@ def prepare(layout: ReportLayout) -> None:
     """Create the folders, and remove the pages an earlier report of the same name left (never other files)."""
     try:
         layout.files.mkdir(parents=True, exist_ok=True)
-        probe = layout.files / ".write-test"
+        layout.inside(layout.files)  # not swapped for a link since report_layout looked
+        probe = _unguessable(layout.files / ".write-test")  # no link can be waiting under a name nobody knew
         probe.write_bytes(b"")
         probe.unlink()
         for old in layout.files.iterdir():
-            if _PAGE_NAME.fullmatch(old.name) and old.is_file():
-                old.unlink()
+            if _PAGE_NAME.fullmatch(old.name) and (old.is_symlink() or old.is_file()):
+                old.unlink()  # the name only, never what a link points at
     except OSError as exc:
         raise _unwritable(layout.files, exc) from exc
 
 
 def write_text(path: Path, text: str) -> None:
+    write_file(path, text.encode("utf-8"))
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` through a temporary file renamed over it: a link (or anything) at ``path`` is
+    replaced, never written through, and a reader never sees half a file."""
+    temporary = _unguessable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise _unwritable(path, exc) from exc
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except BaseException as exc:  # a full disk, an unwritable folder, Ctrl-C: no half-written file is left
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _unwritable(path, exc) from exc
+        raise
+
+
+def _unguessable(path: Path) -> Path:
+    """A hidden name beside ``path`` that nobody could have known in advance, to write before renaming (short, so
+    that any name the file system takes for ``path`` works)."""
+    return path.with_name(f".{secrets.token_hex(8)}.part")
 
 
 def _unwritable(path: Path, exc: OSError) -> UserError:
@@ -162,7 +216,7 @@ class PictureWriter:
         if missing:  # the store's reader says nothing of a missing file; a whole episode of them is news
             log.warning(
                 "episode %s: %d screenshot(s) missing under %s (steps %s); skipped",
-                episode_id,
+                printable(episode_id),
                 len(missing),
                 self.store.root,
                 ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else ""),
@@ -170,7 +224,7 @@ class PictureWriter:
         return pictures
 
     def _one(self, folder: Path, step: StepInfo) -> Picture | None:
-        what = f"screenshot of step {step.index} of {step.episode_id}"
+        what = f"screenshot of step {step.index} of {printable(step.episode_id)}"
         frame = screenshot_frame(self.store.screenshot_path(step), what)
         if frame is None:
             return None
@@ -181,12 +235,8 @@ class PictureWriter:
             log.warning("the %s could not be drawn (%s); skipped", what, exc)
             return None
         name = f"{step.index:03d}"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{name}-thumb.jpg").write_bytes(thumb)
-            (folder / f"{name}.jpg").write_bytes(full)
-        except OSError as exc:
-            raise _unwritable(folder, exc) from exc
+        write_file(folder / f"{name}-thumb.jpg", thumb)
+        write_file(folder / f"{name}.jpg", full)
         relative = f"shots/{folder.name}/{name}"
         return Picture(thumb=f"{relative}-thumb.jpg", full=f"{relative}.jpg")
 
@@ -198,15 +248,42 @@ def screenshot_frame(path: Path | None, what: str) -> Image.Image | None:
     if path is None:
         return None
     try:
-        with Image.open(io.BytesIO(path.read_bytes())) as img:
+        with Image.open(io.BytesIO(_plain_file_bytes(path))) as img:
             if img.format == "JPEG" and img.width > FULL_WIDTH:
                 img.draft("RGB", (FULL_WIDTH, FULL_WIDTH * img.height // img.width))
+            if img.width * img.height > MAX_PIXELS:
+                raise ValueError(f"{img.width}x{img.height} pixels is too big a screenshot")
             return img.convert("RGB")  # a truncated JPEG opens fine and fails only here
     except FileNotFoundError:
         return None
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-        log.warning("the %s %s is not a readable image (%s); skipped", what, path, exc)
+        log.warning("the %s %s is not a readable image (%s); skipped", what, printable(str(path)), exc)
         return None
+
+
+def _plain_file_bytes(path: Path) -> bytes:
+    """The bytes of the plain file at ``path``; OSError for anything else: a link swapped in (O_NOFOLLOW), a FIFO
+    or a device (O_NONBLOCK: opening one does not wait for a writer), a file too big to be a screenshot."""
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    handle = os.open(path, flags)
+    with os.fdopen(handle, "rb") as opened:
+        info = os.fstat(opened.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError("not a plain file")
+        if info.st_size > MAX_SCREENSHOT_BYTES:
+            raise OSError(f"{info.st_size} bytes is too big for a screenshot")
+        return opened.read(MAX_SCREENSHOT_BYTES + 1)
+
+
+def printable(text: str) -> str:
+    """``text`` as it may be shown in a log line on a terminal: as is when printable, else quoted with its control
+    characters escaped (an id or a path from an edited store can hold escape sequences)."""
+    return text if text.isprintable() else repr(text)
 
 
 def annotated_pair(
@@ -239,7 +316,9 @@ __all__ = [
     "page_name",
     "prepare",
     "report_layout",
+    "printable",
     "safe_name",
     "screenshot_frame",
+    "write_file",
     "write_text",
 ]
