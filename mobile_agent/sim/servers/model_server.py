@@ -336,10 +336,10 @@ def _split_think(text: str) -> tuple[str | None, str]:
 
 class _Handler(EndpointHandler):
     def _send_error_json(self, status: int, message: str, record: RequestRecord | None = None) -> None:
-        self.send_error_json(status, message)
-        if record is not None:
+        if record is not None:  # noted before the answer goes out: a client that got it finds it in the log
             record.status = status
             self.server.owner.record(record)  # type: ignore[attr-defined]
+        self.send_error_json(status, message)
 
     # ----- routes -----
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
@@ -420,6 +420,7 @@ class _Handler(EndpointHandler):
             reasoning, text = _split_think(text)
         record.reply, record.reasoning = text, reasoning
         usage = self._usage(messages, record.image_size, text, reasoning)
+        owner.record(record)  # before the answer, as for errors
         if turn is not None and turn.trickle_ms:
             self._send_trickle(
                 owner, record.model or owner.served_model, text, reasoning, usage, turn.trickle_ms
@@ -431,7 +432,6 @@ class _Handler(EndpointHandler):
             )
         else:
             self._send_completion(record.model or owner.served_model, text, reasoning, usage)
-        owner.record(record)
 
     @staticmethod
     def _usage(messages: list[Any], image: Size | None, text: str, reasoning: str | None) -> dict[str, int]:

@@ -101,8 +101,13 @@ def test_hierarchy_has_the_real_dump_format():
     assert xml.endswith("</hierarchy>")
 
 
+# Phones of one process share a renderer per screen size (sim/render/renderer.py): a size no other test uses keeps
+# other phones' drawing out of the counts these tests read.
+OWN_SIZE = {"width": 1079, "height": 2399}
+
+
 def test_screenshots_are_cached_per_screen_state():
-    phone = Phone()
+    phone = Phone(PhoneConfig(**OWN_SIZE))
     first = phone.screenshot("png")
     renders = phone.display.renderer.renders
     assert phone.screenshot("png") is first
@@ -114,7 +119,7 @@ def test_screenshots_are_cached_per_screen_state():
 
 
 def test_phones_of_one_process_draw_a_screen_they_share_once():
-    first, second = Phone(PhoneConfig(name="a")), Phone(PhoneConfig(name="b"))
+    first, second = Phone(PhoneConfig(name="a", **OWN_SIZE)), Phone(PhoneConfig(name="b", **OWN_SIZE))
     assert first.display.renderer is second.display.renderer
     first.launch("com.tencent.mm")
     second.launch("com.tencent.mm")
