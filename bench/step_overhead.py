@@ -1,7 +1,7 @@
 """What one step costs the runtime itself, what it sends to the model, and how long it takes next to the physical floor
 and a peer-style loop.
 
-    python bench/step_overhead.py [--episodes 4] [--rounds 3] [--starts 3]
+    python bench/step_overhead.py [--episodes 8] [--rounds 3] [--starts 3]
 
 The simulated phones and the simulated model run in separate processes (`mobile-agent sim up`, `mobile-agent sim
 model`), so the CPU this process spends is the runtime's own. Prints one JSON object:
@@ -410,7 +410,12 @@ def process_start(serial: str, adb: str, base_url: str, starts: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=4, help="instant-profile episodes for CPU and bytes")
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=8,
+        help="instant-profile episodes for CPU and bytes (6 steps each: 48 steps for the median)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="phone-profile rounds of (ours, reference)")
     parser.add_argument("--starts", type=int, default=3, help="`mobile-agent run` processes to time")
     args = parser.parse_args()
