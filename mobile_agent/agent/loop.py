@@ -245,6 +245,7 @@ class Agent:
         self._follow_ups.fill(draft) or self._ask_model(draft, loop_hint)  # a follow-up, or a new reply
         if self.critic is not None and draft.action is not None:
             self._critique(draft, loop_hint, t0)
+        self.stop.check()  # the reply may end the episode (finish, answer, a question): not once the phone is gone
         action = draft.action
         if action is None:  # unusable reply, already recorded
             return
