@@ -16,7 +16,8 @@ from mobile_agent.model.base import PromptOptions
 
 
 class UserChannel(Protocol):
-    """The person behind the run. ``ask`` returns None when nobody can answer (batch, --non-interactive)."""
+    """The person behind the run. ``ask`` returns None when nobody can answer (batch, --non-interactive). A channel
+    may also offer ``ask_until(question, stopped)``, which gives up (None) once ``stopped()`` is true."""
 
     def ask(self, question: str) -> str | None: ...
 
@@ -55,6 +56,16 @@ class StopFlag:
     def check(self) -> None:
         if self._set.is_set():
             raise EpisodeStopped(self.reason)
+
+    def ask(self, user: UserChannel, question: str) -> str | None:
+        """``user.ask(question)``; EpisodeStopped instead once the flag is set — before the question, while it waits
+        (a channel with ``ask_until(question, stopped)`` gives up when the flag is set: a displaced run does not
+        wait on a person about a phone that is no longer its own), or when the answer comes too late."""
+        self.check()
+        ask_until = getattr(user, "ask_until", None)
+        answer = ask_until(question, self.is_set) if ask_until is not None else user.ask(question)
+        self.check()
+        return answer
 
 
 @dataclass(frozen=True)

@@ -430,7 +430,7 @@ class Agent:
             self.store, self._episode_id, draft.index, draft.observation.screenshot
         )
         question = confirmation_question(asked, draft.action, staged)
-        answer = self.user.ask(question)
+        answer = self.stop.ask(self.user, question)
         if answer is None:
             self._record(draft, t0)
             self._pause(
@@ -483,7 +483,7 @@ class Agent:
         if kind == "secure_screen":
             draft.error_kind, draft.error = "secure_screen", "the screen is secure (black screenshot)"
         add_history = kind != "secure_screen" and draft.action is not None
-        answer = self.user.ask(question)
+        answer = self.stop.ask(self.user, question)
         self._record(draft, t0, add_history=add_history)
         if answer is None:
             self._pause(draft, kind, question)

@@ -4,8 +4,9 @@ an episode goes. CLI-only: it prints with rich."""
 from __future__ import annotations
 
 import re
+import select
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -66,13 +67,25 @@ class TerminalUser:
     """Asks on the terminal; answers None (nobody can answer) when standard input is not a terminal."""
 
     def ask(self, question: str) -> str | None:
+        return self.ask_until(question, lambda: False)
+
+    def ask_until(self, question: str, stopped: Callable[[], bool]) -> str | None:
+        """The line the person types; None at end of input, or once ``stopped()`` (the episode no longer needs
+        the answer: its phone was taken over). Standard input is polled, so nothing is left reading it."""
         if not sys.stdin.isatty():
             return None
         console.print(f"[bold yellow]The agent asks:[/] {shown(question)}")
-        try:
-            return input("> ")
-        except EOFError:
-            return None
+        print("> ", end="", flush=True)
+        while not stopped():
+            try:
+                ready, _, _ = select.select([sys.stdin], [], [], 0.2)
+            except (OSError, ValueError):  # a terminal select cannot watch: wait for the line itself
+                ready = [sys.stdin]
+            if ready:
+                line = sys.stdin.readline()
+                return line.removesuffix("\n") if line else None
+        print()
+        return None
 
 
 def print_step(event: StepEvent) -> None:

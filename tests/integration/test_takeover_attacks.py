@@ -167,16 +167,9 @@ def _assert_displaced(db: str, task: str, proc: Proc, by: Proc) -> None:
         assert not any(s.action is not None and s.action.key == "home" for s in store.steps(episode.id))
 
 
-NOT_YET = pytest.mark.xfail(
-    strict=True,
-    reason="known gap: TerminalUser.ask waits on input() and cannot see the stop flag; the displaced run never acts "
-    "on the answer (the answered case), but it waits until someone answers",
-)
-
-
 @pytest.mark.parametrize(
     "answered",
-    [pytest.param(True, id="answered-late"), pytest.param(False, id="never-answered", marks=NOT_YET)],
+    [pytest.param(True, id="answered-late"), pytest.param(False, id="never-answered")],
 )
 def test_a_run_waiting_at_the_terminal_question_is_displaced_and_never_acts_on_the_answer(
     sim_farm, model, tmp_path, answered

@@ -1,0 +1,62 @@
+"""The person at the terminal: a typed line is the answer, end of input is no answer, and a question the episode no
+longer needs (its phone was taken over) stops waiting without leaving anything reading standard input."""
+
+from __future__ import annotations
+
+import os
+import pty
+import threading
+
+import pytest
+
+from mobile_agent.agent.config import EpisodeStopped, StopFlag
+from mobile_agent.cli.terminal import TerminalUser
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """Standard input is the slave side of a pseudo-terminal; the test types on the master side."""
+    master, slave = pty.openpty()
+    stdin = os.fdopen(slave, "r", encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", stdin)
+    yield master
+    stdin.close()
+    os.close(master)
+
+
+def test_the_typed_line_is_the_answer(terminal):
+    os.write(terminal, "好了\n".encode())
+    assert TerminalUser().ask("请确认") == "好了"
+
+
+def test_end_of_input_is_no_answer(terminal):
+    os.write(terminal, b"\x04")  # Ctrl-D on an empty line
+    assert TerminalUser().ask("请确认") is None
+
+
+def test_a_stopped_episode_stops_waiting_for_the_person(terminal):
+    flag = StopFlag()
+    threading.Timer(0.3, flag.set, args=("phone taken over",)).start()
+    with pytest.raises(EpisodeStopped, match="phone taken over"):
+        flag.ask(TerminalUser(), "请确认")
+    os.write(terminal, "迟到的回答\n".encode())  # typed later: nothing is left waiting to read it
+    assert TerminalUser().ask("again") == "迟到的回答"
+
+
+def test_an_answer_that_comes_after_the_stop_is_not_used(terminal):
+    class LateUser:
+        def ask(self, question: str) -> str | None:
+            flag.set("taken over while the person typed")
+            return "yes"
+
+    flag = StopFlag()
+    with pytest.raises(EpisodeStopped, match="while the person typed"):
+        flag.ask(LateUser(), "请确认")
+
+
+def test_without_a_terminal_nobody_can_answer(monkeypatch):
+    read, write = os.pipe()
+    with os.fdopen(read, "r") as stdin:
+        monkeypatch.setattr("sys.stdin", stdin)
+        assert TerminalUser().ask("请确认") is None
+    os.close(write)
