@@ -31,6 +31,7 @@ from test_run_displaced import (
     SECOND,
     WAIT_S,
     HoldingEndpoint,
+    _displaced_args,
     _env,
     _inputs,
     _stop,
@@ -139,6 +140,20 @@ class Proc:
         return "taken over" in self.stderr()
 
 
+def _force_second(
+    tmp_path: Path, farm, model: HoldingEndpoint, db: str, first: Proc, procs: list, *extra: str
+) -> tuple:
+    """A second `run --force` takes the phone over: it acts and asks the model again (held there), and the first
+    notices. (the second, its held request, when the takeover began)"""
+    taken_at = time.time()
+    second_held = model.hold(SECOND, turn=1)
+    second = Proc(tmp_path, _args(farm, model, db, SECOND, "--force", *extra), "second")
+    procs.append(second.popen)
+    _wait(second_held.reached.is_set, "the second to act and ask again", procs)
+    _wait(first.noticed, "the first to notice the takeover", procs)
+    return second, second_held, taken_at
+
+
 def _db(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'replays' / 'mobile_agent.db'}"
 
@@ -187,12 +202,7 @@ def test_a_run_waiting_at_the_terminal_question_is_displaced_and_never_acts_on_t
         first = Proc(tmp_path, _args(farm, model, db, ASKING, interactive=True), "first", stdin=slave)
         procs.append(first.popen)
         _wait(lambda: "请确认" in first.out.read_text() + first.stderr(), "the terminal question", procs)
-        taken_at = time.time()
-        second_held = model.hold(SECOND, turn=1)
-        second = Proc(tmp_path, _args(farm, model, db, SECOND, "--force"), "second")
-        procs.append(second.popen)
-        _wait(second_held.reached.is_set, "the second process to act and ask again", procs)
-        _wait(first.noticed, "the first process to notice the takeover", procs)
+        second, second_held, taken_at = _force_second(tmp_path, farm, model, db, first, procs)
         ended_alone = False
         if not answered:  # nobody answers: the displaced run should not keep waiting for a phone not its own
             try:
@@ -232,12 +242,9 @@ def test_a_run_displaced_mid_long_press_records_the_press_it_made_and_nothing_af
         _wait(press.reached.is_set, "the first to ask for its long press", procs)
         press.release.set()
         time.sleep(0.5)  # the reply reaches the first and its press begins; the second starts meanwhile
-        taken_at = time.time()
-        second_held = model.hold(SECOND, turn=1)
-        second = Proc(tmp_path, _args(farm, model, db, SECOND, "--force", "--family", "qwen-vl"), "second")
-        procs.append(second.popen)
-        _wait(second_held.reached.is_set, "the second process to act and ask again", procs)
-        _wait(first.noticed, "the first process to notice the takeover", procs)
+        second, second_held, taken_at = _force_second(
+            tmp_path, farm, model, db, first, procs, "--family", "qwen-vl"
+        )
         after_press.release.set()
         assert first.popen.wait(WAIT_S) == 130, first.stderr()
         assert _holder_pid(db) == str(second.pid)
@@ -265,17 +272,13 @@ def test_a_displaced_run_whose_next_reply_ends_the_episode_still_ends_interrupte
     phone = farm.phones[farm.serials[0]]
     db = _db(tmp_path)
     task = ENDING.format(kind=kind)
-    first_held, second_held = model.hold(task, turn=1), model.hold(SECOND, turn=1)
+    first_held = model.hold(task, turn=1)
     procs: list[subprocess.Popen] = []
     try:
         first = Proc(tmp_path, _args(farm, model, db, task), "first")
         procs.append(first.popen)
         _wait(first_held.reached.is_set, "the first to ask for its next action", procs)
-        taken_at = time.time()
-        second = Proc(tmp_path, _args(farm, model, db, SECOND, "--force"), "second")
-        procs.append(second.popen)
-        _wait(second_held.reached.is_set, "the second to act and ask again", procs)
-        _wait(first.noticed, "the first to notice the takeover", procs)
+        second, second_held, taken_at = _force_second(tmp_path, farm, model, db, first, procs)
         first_held.release.set()
         first_exit = first.popen.wait(WAIT_S)
         assert _holder_pid(db) == str(second.pid)  # never released by the first, whatever it did
@@ -297,22 +300,7 @@ def test_a_takeover_of_a_takeover_displaces_both_and_leaves_the_phone_to_the_las
     db = _db(tmp_path)
     task = FIRST if first_kind == "run" else ASKING
     first_held = model.hold(task, turn=1 if first_kind == "run" else 2)
-    if first_kind == "run":
-        first_args = _args(farm, model, db, FIRST)
-    else:
-        paused = subprocess.run(
-            [*CLI, *_args(farm, model, db, ASKING)],
-            capture_output=True,
-            text=True,
-            timeout=WAIT_S * 2,
-            env=_env(tmp_path),
-            cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-        )
-        assert paused.returncode == 1, paused.stdout + paused.stderr
-        with TrajectoryStore.open(db) as store:
-            (episode,) = store.list_episodes()
-        first_args = ["resume", episode.id, "--reply", "好了", "--db", db, "--non-interactive"]
+    first_args = _displaced_args(first_kind, farm, model, db, tmp_path)
     second_held, third_held = model.hold(MIDDLE, turn=1), model.hold(THIRD, turn=1)
     procs: list[subprocess.Popen] = []
     try:
@@ -348,17 +336,13 @@ def test_a_displaced_run_with_an_output_or_cleanup_flag_keeps_its_promise(sim_fa
     farm = sim_farm(1, scenario="wechat_send")
     phone = farm.phones[farm.serials[0]]
     db = _db(tmp_path)
-    first_held, second_held = model.hold(FIRST, turn=1), model.hold(SECOND, turn=1)
+    first_held = model.hold(FIRST, turn=1)
     procs: list[subprocess.Popen] = []
     try:
         first = Proc(tmp_path, _args(farm, model, db, FIRST, flag), "first")
         procs.append(first.popen)
         _wait(first_held.reached.is_set, "the first to ask for its next action", procs)
-        taken_at = time.time()
-        second = Proc(tmp_path, _args(farm, model, db, SECOND, "--force"), "second")
-        procs.append(second.popen)
-        _wait(second_held.reached.is_set, "the second to act and ask again", procs)
-        _wait(first.noticed, "the first to notice the takeover", procs)
+        second, second_held, taken_at = _force_second(tmp_path, farm, model, db, first, procs)
         first_held.release.set()
         assert first.popen.wait(WAIT_S) == 130, first.stderr()
         assert _holder_pid(db) == str(second.pid)

@@ -40,16 +40,6 @@ def test_a_changed_added_or_removed_manifest_is_read_again(tmp_path):
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture
-def disk_cache(tmp_path, monkeypatch) -> Path:
-    """A private cache folder, and the in-process cache emptied before and after (a new process, as it were)."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(registry_cache.CACHE_ENV, str(folder))
-    registry_module._CACHE.clear()
-    yield folder
-    registry_module._CACHE.clear()
-
-
 def _new_process() -> None:
     registry_module._CACHE.clear()
 
@@ -189,7 +179,13 @@ def test_a_process_served_by_the_disk_cache_parses_no_yaml(disk_cache):
         "print(len(r), 'yaml' in sys.modules)"
     )
     env = {**os.environ, registry_cache.CACHE_ENV: str(disk_cache)}
-    filled = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
-    served = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    filled = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    served = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
     count = filled.stdout.split()[0]
-    assert filled.stdout.split() == [count, "True"] and served.stdout.split() == [count, "False"], served.stderr
+    assert filled.stdout.split() == [count, "True"] and served.stdout.split() == [count, "False"], (
+        served.stderr
+    )

@@ -22,15 +22,6 @@ GKD_FIXTURE = Path(__file__).parents[2] / "data" / "real_popups" / "gkd" / "mixe
 NOBODY = 65534
 
 
-@pytest.fixture
-def disk_cache(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(registry_cache.CACHE_ENV, str(folder))
-    registry_module._CACHE.clear()
-    yield folder
-    registry_module._CACHE.clear()
-
-
 def _new_process() -> None:
     registry_module._CACHE.clear()
 
