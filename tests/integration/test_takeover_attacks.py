@@ -154,6 +154,14 @@ def _force_second(
     return second, second_held, taken_at
 
 
+def _both_end(db: str, first: Proc, second: Proc, second_held) -> None:
+    """The displaced first ends as interrupted (130) and leaves the lease to the second, which then finishes."""
+    assert first.popen.wait(WAIT_S) == 130, first.stderr()
+    assert _holder_pid(db) == str(second.pid)
+    second_held.release.set()
+    assert second.popen.wait(WAIT_S) == 0, second.stderr()
+
+
 def _db(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'replays' / 'mobile_agent.db'}"
 
@@ -212,10 +220,7 @@ def test_a_run_waiting_at_the_terminal_question_is_displaced_and_never_acts_on_t
         if not ended_alone:
             os.write(master, "好了\n".encode())
         after_answer.release.set()
-        assert first.popen.wait(WAIT_S) == 130, first.stderr()
-        assert _holder_pid(db) == str(second.pid)
-        second_held.release.set()
-        assert second.popen.wait(WAIT_S) == 0, second.stderr()
+        _both_end(db, first, second, second_held)
     finally:
         _stop(procs)
         os.close(master)
@@ -246,10 +251,7 @@ def test_a_run_displaced_mid_long_press_records_the_press_it_made_and_nothing_af
             tmp_path, farm, model, db, first, procs, "--family", "qwen-vl"
         )
         after_press.release.set()
-        assert first.popen.wait(WAIT_S) == 130, first.stderr()
-        assert _holder_pid(db) == str(second.pid)
-        second_held.release.set()
-        assert second.popen.wait(WAIT_S) == 0, second.stderr()
+        _both_end(db, first, second, second_held)
     finally:
         _stop(procs)
     _assert_displaced(db, PRESSING, first, second)
