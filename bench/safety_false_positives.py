@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import SafetyPolicy
+from mobile_agent.gate.policy import SafetyPolicy
 from mobile_agent.sim.farm import AdbServer, SimFarm, free_port
 from mobile_agent.sim.scenario import load_scenario
 from mobile_agent.sim.servers.model_server import SimModelServer

@@ -20,9 +20,9 @@ import yaml
 from PIL import Image
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.agent.guards import GuardContext
-from mobile_agent.agent.safety import SafetyGate
 from mobile_agent.apps.registry import load_registry
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import GuardContext
 from mobile_agent.screen.viewtree import _parse_cached
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -45,7 +45,7 @@ import openai
 from mobile_agent.actions import ActionKind
 from mobile_agent.agent.config import AgentConfig
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.model.base import PromptOptions
 from mobile_agent.model.client import ModelClient
 from mobile_agent.model.families import get_family

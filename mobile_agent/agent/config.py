@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from mobile_agent.actions import Action, Outcome
 from mobile_agent.agent.loops import LoopConfig
-from mobile_agent.agent.safety import SafetyPolicy
+from mobile_agent.gate.policy import SafetyPolicy
 from mobile_agent.model.base import PromptOptions
 
 

@@ -25,10 +25,8 @@ from typing import TYPE_CHECKING, Any
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
 from mobile_agent.agent.acting import commit_step, finish_or_read
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, StopFlag, UserChannel
-from mobile_agent.agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
 from mobile_agent.agent.loops import LoopDetector, LoopGuard
 from mobile_agent.agent.overrun import StepClock
-from mobile_agent.agent.safety import SafetyGate
 from mobile_agent.agent.sequence import FollowUps
 from mobile_agent.agent.step import StepDraft, StepScreen, device_frame, rebuild_history, step_event
 from mobile_agent.agent.takeover import (
@@ -51,6 +49,8 @@ from mobile_agent.errors import (
     StoreError,
     UserError,
 )
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
 from mobile_agent.model.base import HistoryTurn, ModelFamily
 from mobile_agent.model.client import ModelClient
 from mobile_agent.model.images import Geometry, prepare_image

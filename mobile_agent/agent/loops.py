@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mobile_agent.actions import Action, ActionKind
-from mobile_agent.agent.guards import Decision, GuardContext, Verdict
+from mobile_agent.gate.guard import Decision, GuardContext, Verdict
 from mobile_agent.screen.imagehash import distance
 
 

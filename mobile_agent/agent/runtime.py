@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, StepEvent, UserChannel
 from mobile_agent.agent.loop import Agent
 from mobile_agent.agent.phone_hold import PhoneHold
-from mobile_agent.agent.safety import SafetyPolicy
 from mobile_agent.device.android import AndroidDevice, choose_serial
 from mobile_agent.errors import UserError
+from mobile_agent.gate.policy import SafetyPolicy
 from mobile_agent.model.client import ModelClient
 from mobile_agent.model.families import get_family
 from mobile_agent.store.pauses import open_pause

@@ -19,9 +19,9 @@ from PIL import Image
 
 from mobile_agent.actions import Action
 from mobile_agent.agent.config import StepEvent
-from mobile_agent.agent.guards import Decision
 from mobile_agent.device.android import AndroidDevice, Observation
 from mobile_agent.errors import AdbServerUnreachable, DeviceError, DeviceLost
+from mobile_agent.gate.guard import Decision
 from mobile_agent.model.base import HistoryTurn, ModelFamily, PromptOptions
 from mobile_agent.model.client import Reply
 from mobile_agent.model.images import prepare_image

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mobile_agent.actions import Action
-from mobile_agent.agent.guards import Decision
+from mobile_agent.gate.guard import Decision
 from mobile_agent.screen.viewtree import ViewTree
 
 CAPTCHA_TEXT = re.compile(

@@ -15,8 +15,8 @@ from rich.markup import escape
 
 from mobile_agent.agent.config import EpisodeResult, StepEvent
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import PolicyAction, PolicyRule, SafetyPolicy
 from mobile_agent.cli.terminal import console, print_outcome, print_step
+from mobile_agent.gate.policy import PolicyAction, PolicyRule, SafetyPolicy
 from mobile_agent.model.families import DEFAULT_FAMILY
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.render.fonts import FONT_HINT, cjk_font_path

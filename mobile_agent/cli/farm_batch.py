@@ -29,12 +29,12 @@ from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_f
 from mobile_agent.errors import UserError
 
 if TYPE_CHECKING:  # the commands import the library when they run, so `mobile-agent --help` stays quick
-    from mobile_agent.agent.safety import SafetyPolicy
     from mobile_agent.farm.health import PhoneFacts
     from mobile_agent.farm.inventory import FarmPhone, PhoneEntry
     from mobile_agent.farm.scheduler.jobs import EventSink
     from mobile_agent.farm.scheduler.pool import WorkerPool
     from mobile_agent.farm.scheduler.runner import AgentRunner
+    from mobile_agent.gate.policy import SafetyPolicy
     from mobile_agent.store.store import TrajectoryStore
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"

@@ -14,7 +14,7 @@ from mobile_agent.cli.terminal import TerminalUser, console, interruption_said, 
 
 if TYPE_CHECKING:
     from mobile_agent.agent.config import StepEvent
-    from mobile_agent.agent.safety import SafetyPolicy
+    from mobile_agent.gate.policy import SafetyPolicy
 
 POLICY_HELP = (
     "Safety policy: ask|deny|allow for every consequential kind, or KIND=ACTION, KIND@APP=ACTION "
@@ -32,7 +32,7 @@ def policy_from_options(
     """The policy the options describe, or None when none was given (the library default: ask)."""
     if not (policy or allow or deny):
         return None
-    from mobile_agent.agent.safety import parse_policy
+    from mobile_agent.gate.policy import parse_policy
 
     return parse_policy(policy or [], allow=allow or [], deny=deny or [])
 

@@ -106,8 +106,8 @@ class TaskSafety(BaseModel):
 
     @model_validator(mode="after")
     def _parses(self) -> TaskSafety:
-        from mobile_agent.agent.safety import parse_policy
         from mobile_agent.errors import UserError
+        from mobile_agent.gate.policy import parse_policy
 
         try:
             parse_policy(self.policy, allow=self.allow, deny=self.deny)

@@ -19,10 +19,11 @@ from typing import Any
 
 from mobile_agent.actions import Action, Outcome, Size
 from mobile_agent.agent.config import NoUser, UserChannel
-from mobile_agent.agent.guards import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
-from mobile_agent.agent.safety import SafetyGate, SafetyPolicy
 from mobile_agent.agent.takeover import approval_from_reply, confirmation_question
 from mobile_agent.device.android import Observation
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
+from mobile_agent.gate.policy import SafetyPolicy
 from mobile_agent.store import pauses as pause_store
 from mobile_agent.store.store import TrajectoryStore
 

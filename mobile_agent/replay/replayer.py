@@ -29,10 +29,10 @@ from PIL import Image
 
 from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Outcome, Point, Size
 from mobile_agent.agent.config import UserChannel
-from mobile_agent.agent.guards import Decision, Verdict
-from mobile_agent.agent.safety import SafetyPolicy
 from mobile_agent.device.android import AndroidDevice, Observation, choose_serial
 from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, UserError
+from mobile_agent.gate.guard import Decision, Verdict
+from mobile_agent.gate.policy import SafetyPolicy
 from mobile_agent.replay.compare import compare_touched, read_touched
 from mobile_agent.replay.gate import ReplayGate, consequential
 from mobile_agent.report.selection import action_was_performed

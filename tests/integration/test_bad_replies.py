@@ -8,7 +8,7 @@ import pytest
 
 from mobile_agent.actions import Action
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.sim.servers.model_server import Script, SimModelServer, Turn
 from mobile_agent.store.convert import MAX_STORED_COUNT, MAX_STORED_TEXT
 from mobile_agent.store.store import TrajectoryStore

@@ -8,7 +8,7 @@ import pytest
 
 from mobile_agent.actions import ActionKind
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.model.client import ModelClient
 from mobile_agent.sim.farm import free_port
 from mobile_agent.sim.servers.judge_server import JudgeScript, ScriptedJudgeServer

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from mobile_agent.actions import Outcome
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
 from mobile_agent.cli.report import eval_offline_command
 from mobile_agent.evaluate.offline import EvalOptions, evaluate_offline
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.report.selection import select_episodes
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.servers.model_server import SimModelServer

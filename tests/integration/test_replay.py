@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from mobile_agent.actions import ActionKind, Outcome, Size
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
 from mobile_agent.cli.report import replay_command
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.replay.replayer import DivergencePolicy, ReplayOptions, replay_episode
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.scenario import make_scenario

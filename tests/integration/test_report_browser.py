@@ -15,8 +15,8 @@ from mobile_agent.actions import Outcome
 from mobile_agent.agent.config import AgentConfig
 from mobile_agent.agent.loop import Agent
 from mobile_agent.agent.runtime import load_registry
-from mobile_agent.agent.safety import parse_policy
 from mobile_agent.device.android import AndroidDevice
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.model.client import ModelClient
 from mobile_agent.model.families import get_family
 from mobile_agent.report.html import write_report

@@ -10,7 +10,7 @@ import pytest
 from mobile_agent.actions import ActionKind, Outcome
 from mobile_agent.agent.config import AgentConfig
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.sim.scenario import list_scenarios, load_scenario
 from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, SimModelServer, load_scripts
 from mobile_agent.store.store import TrajectoryStore

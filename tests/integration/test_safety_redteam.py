@@ -23,7 +23,7 @@ import pytest
 from mobile_agent.actions import Outcome
 from mobile_agent.agent.config import EpisodeResult
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import SafetyPolicy, parse_policy
+from mobile_agent.gate.policy import SafetyPolicy, parse_policy
 from mobile_agent.report.selection import action_was_performed
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.phone.phone import Phone

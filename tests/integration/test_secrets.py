@@ -18,7 +18,7 @@ import pytest
 
 from mobile_agent.actions import Action
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.report.export import ExportOptions, export_episodes
 from mobile_agent.report.html import write_report
 from mobile_agent.sim.servers.model_server import Script, SimModelServer, Turn

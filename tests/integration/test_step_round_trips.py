@@ -15,10 +15,10 @@ import pytest
 
 from mobile_agent.actions import Action, ActionKind, Outcome
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.safety import parse_policy
 from mobile_agent.agent.step import StepScreen
 from mobile_agent.apps.registry import load_registry
 from mobile_agent.device.android import AndroidDevice
+from mobile_agent.gate.policy import parse_policy
 from mobile_agent.model.families import get_family
 from mobile_agent.sim.scenario import load_scenario
 from mobile_agent.sim.servers.model_server import SimModelServer

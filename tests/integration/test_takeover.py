@@ -9,8 +9,8 @@ import pytest
 
 from mobile_agent.actions import Action, Outcome
 from mobile_agent.agent.runtime import resume_episode, run_task
-from mobile_agent.agent.safety import SafetyPolicy, parse_policy
 from mobile_agent.errors import UserError
+from mobile_agent.gate.policy import SafetyPolicy, parse_policy
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.scenario import load_scenario, make_scenario
 from mobile_agent.sim.servers.model_server import Script, SimModelServer, Turn

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from mobile_agent.agent.safety import SafetyPolicy, parse_policy
+from mobile_agent.gate.policy import SafetyPolicy, parse_policy
 from mobile_agent.store.store import TrajectoryStore
 
 SAFETY_KEYS = ("policy", "allow", "deny")

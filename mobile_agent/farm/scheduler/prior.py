@@ -9,7 +9,7 @@ raised). When there are any, the new attempt runs under ``asking(policy)``: ever
 
 from __future__ import annotations
 
-from mobile_agent.agent.safety import PolicyAction, SafetyPolicy
+from mobile_agent.gate.policy import PolicyAction, SafetyPolicy
 from mobile_agent.store import queue as q
 from mobile_agent.store.owners import UNSURE
 from mobile_agent.store.records import StepInfo

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.agent.safety import SafetyPolicy
 from mobile_agent.errors import DeviceError, MobileAgentError
 from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.farm.scheduler.jobs import Job, JobResult, outcome_failure
 from mobile_agent.farm.scheduler.policy import EpisodePolicies
 from mobile_agent.farm.scheduler.prior import asking, prior_effects
 from mobile_agent.farm.tasks import ResetMode
+from mobile_agent.gate.policy import SafetyPolicy
 from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)

@@ -48,7 +48,9 @@ def test_incomplete_actions_are_rejected(kwargs):
         Action(**kwargs)
 
 
-@pytest.mark.parametrize("bad", [{}, {"kind": "fly"}, {"kind": "tap", "point": [1]}, {"kind": "key", "key": "menu"}])
+@pytest.mark.parametrize(
+    "bad", [{}, {"kind": "fly"}, {"kind": "tap", "point": [1]}, {"kind": "key", "key": "menu"}]
+)
 def test_bad_records_raise_value_error(bad):
     with pytest.raises(ValueError):
         Action.from_dict(bad)

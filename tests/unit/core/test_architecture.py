@@ -64,7 +64,9 @@ def test_a_wrong_import_breaks_the_contracts(tmp_path: Path) -> None:
 
 
 def test_no_module_is_longer_than_the_limit() -> None:
-    long = {str(p.relative_to(ROOT)): n for p in _modules() if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(ROOT)): n for p in _modules() if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
     assert not long, f"split these along their jobs (limit {MAX_LINES} lines): {long}"
 
 
@@ -86,13 +88,17 @@ def _only_reexports(tree: ast.Module) -> bool:
         if not isinstance(n, ast.ImportFrom | ast.Import)
         and not (isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets))
     ]
-    names_imported = [a for n in imports if isinstance(n, ast.ImportFrom) and n.module != "__future__" for a in n.names]
+    names_imported = [
+        a for n in imports if isinstance(n, ast.ImportFrom) and n.module != "__future__" for a in n.names
+    ]
     return bool(names_imported) and not others
 
 
 def test_no_module_only_reexports_another() -> None:
     offenders = [
-        str(p.relative_to(ROOT)) for p in _modules() if p != PUBLIC_API and _only_reexports(ast.parse(p.read_text()))
+        str(p.relative_to(ROOT))
+        for p in _modules()
+        if p != PUBLIC_API and _only_reexports(ast.parse(p.read_text()))
     ]
     assert not offenders, f"import these names from the module that defines them: {offenders}"
 

@@ -1,5 +1,5 @@
 from mobile_agent.actions import Action, Size
-from mobile_agent.agent.guards import GuardContext, ValidityGuard, Verdict, run_guards
+from mobile_agent.gate.guard import GuardContext, ValidityGuard, Verdict, run_guards
 
 
 def ctx(action):
@@ -28,7 +28,7 @@ class _Blocker:
     name = "blocker"
 
     def check(self, c):
-        from mobile_agent.agent.guards import Decision
+        from mobile_agent.gate.guard import Decision
 
         return Decision(self.name, Verdict.BLOCK, "no")
 
@@ -38,7 +38,7 @@ class _Counter:
     calls = 0
 
     def check(self, c):
-        from mobile_agent.agent.guards import Decision
+        from mobile_agent.gate.guard import Decision
 
         _Counter.calls += 1
         return Decision(self.name, Verdict.ALLOW)

@@ -13,7 +13,6 @@ import pytest
 from farm_fakes import FakeRunner, make_phones
 
 from mobile_agent.actions import Outcome
-from mobile_agent.agent.safety import PolicyAction
 from mobile_agent.cli import farm as farm_cli
 from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.farm.leases import hold_on
@@ -21,6 +20,7 @@ from mobile_agent.farm.scheduler.jobs import SchedulerConfig
 from mobile_agent.farm.scheduler.policy import EpisodePolicies
 from mobile_agent.farm.scheduler.pool import WorkerPool
 from mobile_agent.farm.scheduler.summary import summarize_run
+from mobile_agent.gate.policy import PolicyAction
 from mobile_agent.store import pauses
 from mobile_agent.store import phones as phone_db
 from mobile_agent.store import queue as q
@@ -51,7 +51,7 @@ def test_the_task_words_go_on_top_of_the_run_policy(store: TrajectoryStore) -> N
 
 
 def test_the_command_policy_replaces_the_stored_one(store: TrajectoryStore) -> None:
-    from mobile_agent.agent.safety import parse_policy
+    from mobile_agent.gate.policy import parse_policy
 
     run = store.create_run("r", {"allow": ["send@com.tencent.mm"]})
     policies = EpisodePolicies(store, parse_policy(["deny"]))

@@ -4,8 +4,8 @@ attempt's send (done) or any action whose outcome is unknown (intent, failed) tu
 from __future__ import annotations
 
 from mobile_agent.actions import Action
-from mobile_agent.agent.safety import PolicyAction, parse_policy
 from mobile_agent.farm.scheduler.prior import asking, prior_effects
+from mobile_agent.gate.policy import PolicyAction, parse_policy
 from mobile_agent.store import queue as q
 from mobile_agent.store.records import StepRecord
 from mobile_agent.store.store import TrajectoryStore

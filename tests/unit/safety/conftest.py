@@ -1,7 +1,7 @@
 import pytest
 
-from mobile_agent.agent.safety import SafetyGate
 from mobile_agent.apps.registry import load_registry
+from mobile_agent.gate.gate import SafetyGate
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,11 @@
 import pytest
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.agent.guards import GuardContext, Verdict
-from mobile_agent.agent.lexicon import verb_kind
-from mobile_agent.agent.safety import SafetyGate, SafetyPolicy, parse_policy
 from mobile_agent.apps.registry import load_registry
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import GuardContext, Verdict
+from mobile_agent.gate.lexicon import verb_kind
+from mobile_agent.gate.policy import SafetyPolicy, parse_policy
 from mobile_agent.screen.context import ScreenReader
 from mobile_agent.screen.viewtree import ViewTree
 

@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.agent.guards import GuardContext, Verdict
-from mobile_agent.agent.safety import SafetyGate, parse_policy
 from mobile_agent.apps.registry import load_registry
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import GuardContext, Verdict
+from mobile_agent.gate.policy import parse_policy
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 ATTACKS = [  # every round of the corpus: cases.yaml, cases_round2.yaml, ...

@@ -22,9 +22,10 @@ import yaml
 from lxml import etree
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.agent.guards import GuardContext, Verdict
-from mobile_agent.agent.safety import SafetyGate, parse_policy
 from mobile_agent.apps.registry import load_registry
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import GuardContext, Verdict
+from mobile_agent.gate.policy import parse_policy
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "safety_attacks"
 ZERO_WIDTH = "\u200b"

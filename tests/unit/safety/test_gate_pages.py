@@ -8,7 +8,7 @@ from there.)"""
 import pytest
 
 from mobile_agent.actions import Action, ActionKind, Point
-from mobile_agent.agent.guards import Verdict
+from mobile_agent.gate.guard import Verdict
 from tests.unit.safety.trees import APP, decide, n, tree
 
 MAIN = "[60,2160][1020,2300]"  # a page's wide bottom button

@@ -5,10 +5,10 @@ benign look-alikes that must still pass."""
 import pytest
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.agent.guards import GuardContext, Verdict
-from mobile_agent.agent.lexicon import is_yes
-from mobile_agent.agent.safety import SafetyGate
 from mobile_agent.apps.registry import load_registry
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import GuardContext, Verdict
+from mobile_agent.gate.lexicon import is_yes
 from tests.unit.safety.trees import APP, n, tree
 
 

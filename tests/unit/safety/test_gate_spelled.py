@@ -4,7 +4,7 @@ the screen (issue 17, split_chars)."""
 import pytest
 
 from mobile_agent.actions import Action, Point
-from mobile_agent.agent.guards import Verdict
+from mobile_agent.gate.guard import Verdict
 from mobile_agent.screen.context import ScreenReader
 from mobile_agent.screen.viewtree import ViewTree
 from tests.unit.safety.trees import APP, decide, n, tree

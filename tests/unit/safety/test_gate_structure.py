@@ -7,7 +7,7 @@ copied from there.)"""
 import pytest
 
 from mobile_agent.actions import Action, Key
-from mobile_agent.agent.guards import Verdict
+from mobile_agent.gate.guard import Verdict
 from tests.unit.safety.trees import APP, decide, n, tree
 
 

@@ -5,7 +5,7 @@ control's row or peers, and a sheet's prompt names the bare field it holds."""
 import pytest
 
 from mobile_agent.actions import Action
-from mobile_agent.agent.guards import Verdict
+from mobile_agent.gate.guard import Verdict
 from tests.unit.safety.trees import APP, decide, n, tree
 
 AD = n("限时优惠", "[872,300][1072,356]")

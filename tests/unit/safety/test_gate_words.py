@@ -4,8 +4,8 @@ takes the meaning of the dialog it sits in, a link is judged by what it opens.""
 import pytest
 
 from mobile_agent.actions import Action, Size
-from mobile_agent.agent.guards import GuardContext, Verdict
-from mobile_agent.agent.safety import SafetyGate
+from mobile_agent.gate.gate import SafetyGate
+from mobile_agent.gate.guard import GuardContext, Verdict
 from tests.unit.safety.trees import n, tree
 
 PKG = "org.telegram.messenger"
@@ -237,6 +237,6 @@ def test_a_request_for_the_phone_number_reads_the_same_in_every_width_and_space(
 
 @pytest.mark.parametrize("link", ["ｔｅｌ:10086", "tel:\u200b10086", "weixin://wx\u200bpay/bizpayurl?pr=abc"])
 def test_links_written_in_full_width_or_with_invisible_characters_are_read(link):
-    from mobile_agent.agent.links import link_kind
+    from mobile_agent.gate.links import link_kind
 
     assert link_kind(link) is not None

@@ -3,7 +3,7 @@ after a qualifier, last (as Japanese, Korean and German do). And the look-alikes
 
 import pytest
 
-from mobile_agent.agent.lexicon import (
+from mobile_agent.gate.lexicon import (
     PASSWORD_HINT,
     id_kind,
     intent_kind,

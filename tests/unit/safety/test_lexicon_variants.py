@@ -2,7 +2,7 @@
 
 import pytest
 
-from mobile_agent.agent.lexicon import is_no, is_yes, verb_kind
+from mobile_agent.gate.lexicon import is_no, is_yes, verb_kind
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,9 @@
-"""What a launched link opens (mobile_agent/agent/links.py): a payment, transfer, call or message asks in every
+"""What a launched link opens (mobile_agent/gate/links.py): a payment, transfer, call or message asks in every
 spelling of it; a link that only opens an app, a page or a map does not."""
 
 import pytest
 
-from mobile_agent.agent.links import link_kind
+from mobile_agent.gate.links import link_kind
 
 ASK = [
     ("https://cash.app/$alicesmith/25", "transfer"),

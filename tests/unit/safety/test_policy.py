@@ -1,7 +1,7 @@
 import pytest
 
-from mobile_agent.agent.safety import PolicyAction, SafetyPolicy, parse_policy
 from mobile_agent.errors import UserError
+from mobile_agent.gate.policy import PolicyAction, SafetyPolicy, parse_policy
 
 
 def test_default_is_ask():

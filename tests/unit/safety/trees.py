@@ -1,7 +1,7 @@
 """Building uiautomator trees for the gate's unit tests, and asking the gate about an action on one."""
 
 from mobile_agent.actions import Size
-from mobile_agent.agent.guards import GuardContext
+from mobile_agent.gate.guard import GuardContext
 
 APP = "com.example.app"  # an unknown app: blind taps in it fail closed
 

@@ -99,7 +99,9 @@ any_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_charact
 # quoting: on a real phone `echo '-E'` prints an empty line too. Such a first word cannot round-trip through echo on
 # any sh, so the strategy leaves it out; later words, where echo stops looking for options, may be anything.
 ECHO_OPTIONS = re.compile(r"-[neE]+")
-echo_words = st.lists(any_text, min_size=1, max_size=4).filter(lambda words: not ECHO_OPTIONS.fullmatch(words[0]))
+echo_words = st.lists(any_text, min_size=1, max_size=4).filter(
+    lambda words: not ECHO_OPTIONS.fullmatch(words[0])
+)
 
 
 @settings(max_examples=300, deadline=None)

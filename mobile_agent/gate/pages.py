@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from mobile_agent.agent.lexicon import MONEY_KINDS, is_no, is_settled, topic_kind
+from mobile_agent.gate.lexicon import MONEY_KINDS, is_no, is_settled, topic_kind
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import layout_parent
 from mobile_agent.screen.text import amounts, fold

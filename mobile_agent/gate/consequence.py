@@ -53,11 +53,8 @@ from __future__ import annotations
 import re
 
 from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, ActionKind, Key, Point
-from mobile_agent.agent.consequence_blind import blind_finding
-from mobile_agent.agent.consequence_gesture import gesture_finding
-from mobile_agent.agent.consequence_input import key_finding, launch_finding, type_finding
-from mobile_agent.agent.consequence_page import ledger_row, list_row, review_commit, settled
-from mobile_agent.agent.consequence_screen import (
+from mobile_agent.gate.blind import blind_finding
+from mobile_agent.gate.dialogs import (
     asks_for_pin,
     call_peer,
     commit_elsewhere,
@@ -66,9 +63,10 @@ from mobile_agent.agent.consequence_screen import (
     questions,
     title_topic,
 )
-from mobile_agent.agent.consequence_share import composer_share, direct_share, shares_personal_data
-from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
-from mobile_agent.agent.lexicon import (
+from mobile_agent.gate.finding import Finding, Situation, fail_closed, with_model
+from mobile_agent.gate.gestures import gesture_finding
+from mobile_agent.gate.inputs import key_finding, launch_finding, type_finding
+from mobile_agent.gate.lexicon import (
     AUDIENCE,
     AVATAR,
     BARE_POST,
@@ -86,6 +84,8 @@ from mobile_agent.agent.lexicon import (
     topic_kind,
     verb_kind,
 )
+from mobile_agent.gate.pages import ledger_row, list_row, review_commit, settled
+from mobile_agent.gate.sharing import composer_share, direct_share, shares_personal_data
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import ends_input_row
 from mobile_agent.screen.labels import is_keyboard

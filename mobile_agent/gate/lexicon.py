@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from mobile_agent.agent.lexicon_languages import (
+from mobile_agent.gate.lexicon_languages import (
     CONFIRM_WORDS,
     FOLDED_LEADS,
     FOLDED_TOPICS,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
-from mobile_agent.agent.lexicon import (
+from mobile_agent.gate.finding import Finding, Situation, fail_closed, with_model
+from mobile_agent.gate.lexicon import (
     CHAT_FIELD,
     MONEY_KINDS,
     PASSWORD_HINT,
@@ -14,7 +14,7 @@ from mobile_agent.agent.lexicon import (
     topic_kind,
     verb_kind,
 )
-from mobile_agent.agent.links import LINK, link_kind
+from mobile_agent.gate.links import LINK, link_kind
 from mobile_agent.screen.context import TargetContext
 from mobile_agent.screen.fields import caption_of, pin_boxes
 from mobile_agent.screen.text import amounts, first_line, fold, has_line_break
@@ -188,7 +188,7 @@ def launch_finding(target: str, model: tuple[str, str] | None) -> Finding | None
     target = target.strip()
     if not LINK.match(target) or re.match(r"^[a-z][\w]*(\.[\w]+)+$", target, re.I):
         return None  # a package name
-    found = link_kind(target)  # what the link opens (see mobile_agent/agent/links.py)
+    found = link_kind(target)  # what the link opens (see mobile_agent/gate/links.py)
     if found is None:
         return None
     return Finding(found[0], "link", target[:80], found[1], (f"link {target[:80]}",))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from mobile_agent.agent.consequence_page import main_button
-from mobile_agent.agent.finding import Finding
-from mobile_agent.agent.lexicon import SEARCH_FIELD, is_no, is_yes
+from mobile_agent.gate.finding import Finding
+from mobile_agent.gate.lexicon import SEARCH_FIELD, is_no, is_yes
+from mobile_agent.gate.pages import main_button
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import labels_of
 from mobile_agent.screen.text import fold

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from mobile_agent.agent.consequence_page import past_event
-from mobile_agent.agent.finding import Finding
-from mobile_agent.agent.lexicon import PASSWORD_HINT, is_no, is_refusal, is_yes, topic_kind, verb_kind
+from mobile_agent.gate.finding import Finding
+from mobile_agent.gate.lexicon import PASSWORD_HINT, is_no, is_refusal, is_yes, topic_kind, verb_kind
+from mobile_agent.gate.pages import past_event
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import pin_boxes
 from mobile_agent.screen.labels import layout_parent, readable

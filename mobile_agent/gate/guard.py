@@ -4,7 +4,7 @@ Each guard looks at the proposed action and what the phone shows, and returns a 
 block, or allow with a hint for the next prompt. Every decision is recorded with the step.
 
 The guards themselves live next to what they know: ``ValidityGuard`` here, the safety gate in
-:mod:`mobile_agent.agent.safety`, the loop detector in :mod:`mobile_agent.agent.loops`.
+:mod:`mobile_agent.gate.gate`, the loop detector in :mod:`mobile_agent.agent.loops`.
 """
 
 from __future__ import annotations

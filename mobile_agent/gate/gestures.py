@@ -7,9 +7,8 @@ import re
 from collections.abc import Callable
 
 from mobile_agent.actions import Action, ActionKind, Point
-from mobile_agent.agent.consequence_page import settled
-from mobile_agent.agent.finding import Finding, Situation, fail_closed, with_model
-from mobile_agent.agent.lexicon import (
+from mobile_agent.gate.finding import Finding, Situation, fail_closed, with_model
+from mobile_agent.gate.lexicon import (
     MONEY_KINDS,
     SEARCH_FIELD,
     SLIDER,
@@ -18,6 +17,7 @@ from mobile_agent.agent.lexicon import (
     topic_kind,
     verb_kind,
 )
+from mobile_agent.gate.pages import settled
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import label_of, labels_of
 from mobile_agent.screen.text import amounts, fold

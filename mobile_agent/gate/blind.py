@@ -7,8 +7,8 @@ import re
 from typing import TYPE_CHECKING
 
 from mobile_agent.actions import Point
-from mobile_agent.agent.finding import Finding, Situation, with_model
-from mobile_agent.agent.lexicon import MONEY_KINDS, PASSWORD_HINT, is_no, is_yes, topic_kind, verb_kind
+from mobile_agent.gate.finding import Finding, Situation, with_model
+from mobile_agent.gate.lexicon import MONEY_KINDS, PASSWORD_HINT, is_no, is_yes, topic_kind, verb_kind
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import layout_parent
 from mobile_agent.screen.text import amounts, fold
