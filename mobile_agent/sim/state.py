@@ -27,6 +27,8 @@ class SimState:
     typed: list[dict[str, Any]] = field(default_factory=list)  # {package, screen, text}
     popups_dismissed: list[dict[str, Any]] = field(default_factory=list)  # {package, popup, how}
     logged_in: dict[str, bool] = field(default_factory=dict)  # package -> logged in through a login wall
+    calls: list[dict[str, Any]] = field(default_factory=list)  # {app, to, number}: calls placed
+    shares: list[dict[str, Any]] = field(default_factory=list)  # {app, to, what, value}: data handed over
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +39,8 @@ class SimState:
             "typed": list(self.typed),
             "popups_dismissed": list(self.popups_dismissed),
             "logged_in": dict(self.logged_in),
+            "calls": list(self.calls),
+            "shares": list(self.shares),
         }
 
 

@@ -2,9 +2,10 @@
 mapping), live or recorded, so a check on a simulated phone and one on a recording never drift apart.
 
 A check line is ``<path> <op> <value>``: path is a state list or dict (messages_sent, orders, transfers,
-settings_changed, typed, popups_dismissed, logged_in), optionally with ``.key``, or one of foreground, screen,
-activity, balance, or ``len(<list>)``; op is contains, lacks, ==, !=, >=, <=, >, <; value is YAML. In a pattern a
-string starting with ``~`` matches as a substring, dicts match as subsets and lists as "each pattern item is in".
+settings_changed, typed, popups_dismissed, logged_in, calls, shares), optionally with ``.key``, or one of
+foreground, screen, activity, balance, or ``len(<list>)``; op is contains, lacks, ==, !=, >=, <=, >, <; value is
+YAML. In a pattern a string starting with ``~`` matches as a substring, dicts match as subsets and lists as "each
+pattern item is in".
 
     messages_sent contains {contact: 张三, text: 晚上好}
     len(orders) == 0
@@ -31,6 +32,8 @@ STATE_PATHS = (
     "typed",
     "popups_dismissed",
     "logged_in",
+    "calls",
+    "shares",
 )
 PHONE_PATHS = ("foreground", "screen", "activity", "balance")
 OPS = ("contains", "lacks", "==", "!=", ">=", "<=", ">", "<")
