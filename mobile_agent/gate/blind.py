@@ -57,7 +57,7 @@ def blind_finding(s: Situation, ctx: TargetContext, model: tuple[str, str] | Non
     )
     if area > 0.5 * reader.screen.width * reader.screen.height:
         return None  # a scrim behind a sheet or a page background: a tap there closes or does nothing
-    if target is not None and _stepper(reader, target):
+    if target is not None and stepper(reader, target):
         return None  # the − / + of a quantity: it changes a number on the page, nothing is committed
     if ctx.container is not None:
         texts = [*ctx.context_texts]
@@ -148,7 +148,7 @@ def _blind_surface(s: Situation, ctx: TargetContext) -> Finding | None:
     )
 
 
-def _stepper(reader: ScreenReader, target) -> bool:  # noqa: ANN001 - an Element
+def stepper(reader: ScreenReader, target) -> bool:  # noqa: ANN001 - an Element
     """A small control touching a bare number on its row ("- 1 +"): a stepper."""
     b = target.bounds
     if b is None or b.right - b.left > 0.15 * reader.screen.width:
@@ -273,4 +273,4 @@ def _box_contains(box: tuple[int, int, int, int], p: Point, pad: int = 0, below:
     return left - pad <= p.x <= right + pad and top - pad - below <= p.y <= bottom + pad
 
 
-__all__ = ["blind_finding"]
+__all__ = ["blind_finding", "stepper"]

@@ -85,7 +85,9 @@ from mobile_agent.gate.lexicon import (
     verb_kind,
 )
 from mobile_agent.gate.pages import ledger_row, list_row, review_commit, settled
+from mobile_agent.gate.precaution import precaution
 from mobile_agent.gate.sharing import composer_share, direct_share, shares_personal_data
+from mobile_agent.gate.surfaces import call_tile, ime_action_key, notification_surface
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import ends_input_row
 from mobile_agent.screen.labels import is_keyboard
@@ -160,6 +162,9 @@ def _point_on_tree(
     label = " ".join(labels)
     if ctx.target is not None and ctx.target.package != s.package and is_keyboard(ctx.target.package):
         return _keyboard_key(s, reader, ctx, label, model)
+    surface = notification_surface(reader, ctx, labels) or call_tile(reader, ctx, labels, s.package)
+    if surface is not None:
+        return with_model(surface, model)
     if s.manifest_element is not None:
         rule = s.manifest_element(ctx)
         strip_entry = bool(labels) and _entry_tile(reader, ctx, (rule[0], labels[0])) if rule else False
@@ -261,7 +266,7 @@ def _point_on_tree(
             model,
         )
     if not labels:
-        return blind_finding(s, ctx, model)
+        return blind_finding(s, ctx, model) or _precaution(reader, ctx, labels, model)
     choice = dialog_choice(reader, ctx, labels)
     if choice is not None:
         return with_model(choice, model)
@@ -289,29 +294,52 @@ def _point_on_tree(
             ),
             model,
         )
+    # A word the rules above read and set aside for the screen's structure (an entry tile, a composer's opener, a
+    # statement's row) was judged already; precaution is for controls no word names.
+    cautious = None if named is not None or by_id is not None else _precaution(reader, ctx, labels, model)
+    if cautious is not None:
+        return cautious
     if model is not None:
         return Finding(model[0], "model", described, model[1], (model[1],))
     return None
 
 
+def _precaution(
+    reader: ScreenReader, ctx: TargetContext, labels: list[str], model: tuple[str, str] | None
+) -> Finding | None:
+    found = precaution(reader, ctx, labels)
+    return with_model(found, model) if found is not None else None
+
+
 def _keyboard_key(
     s: Situation, reader: ScreenReader, ctx: TargetContext, label: str, model: tuple[str, str] | None
 ) -> Finding | None:
-    """A key of the on-screen keyboard: letters, Delete, Next, Done and Search only type or move the focus; an
-    action key labelled Send (发送) sends what is in the field, like Enter in a chat. A keyboard that shows no keys
-    in the tree (drawn as one view) hides which key is hit: its action key (the right end of its bottom row, on every
-    layout) is read as Enter."""
-    if not label and _blind_keyboard_action_key(reader, ctx):
-        found = key_finding(s, model)
-        if found is not None:
-            return Finding(
-                found.kind,
-                "blind",
-                ctx.describe(),
-                "the action key of a keyboard that shows no keys, while " + found.detail,
-                ("keyboard without key nodes", *found.signals),
-            )
+    """A key of the on-screen keyboard: letters, Delete and Next only type or move the focus; its action key (Go,
+    Done, 前往, 发送, an arrow, or the unlabelled key at the right end of the bottom row) submits the field it types
+    into, so it is judged as Enter there (a search box is harmless, a checkout form or a chat is not). A keyboard
+    that shows no keys in the tree (drawn as one view) hides which key is hit: its action key's place is read as
+    Enter."""
+    labels = [label] if label else []
+    role = ime_action_key(reader, ctx, labels)
+    if role == "focus":
         return None
+    blind = not label and _blind_keyboard_action_key(reader, ctx)
+    if role == "submit" or blind:
+        found = key_finding(s, model)
+        if found is None:
+            return None
+        what = (
+            "a keyboard that shows no keys"
+            if blind
+            else f"the keyboard's action key '{label[:20] or 'unlabelled'}'"
+        )
+        return Finding(
+            found.kind,
+            "blind" if blind else "key",
+            ctx.describe(),
+            f"{what} submits the field: {found.detail}",
+            ("keyboard without key nodes" if blind else f"key '{label[:30]}'", *found.signals),
+        )
     named = verb_kind(label)
     if named is None or named[0] != "send":
         return None

@@ -15,8 +15,10 @@ from mobile_agent.gate.lexicon import (
     verb_kind,
 )
 from mobile_agent.gate.links import LINK, link_kind
+from mobile_agent.gate.potential import Potential, potential_of
 from mobile_agent.screen.context import TargetContext
 from mobile_agent.screen.fields import caption_of, pin_boxes
+from mobile_agent.screen.labels import labels_of
 from mobile_agent.screen.text import amounts, first_line, fold, has_line_break
 
 _PAYMENT_SECRET = re.compile(
@@ -71,6 +73,19 @@ def _submit_in_field(
     described = field_ctx.describe()
     if _is_search_field(s, field_ctx):
         return None
+    form = _form_potential(s)
+    if form is not None:
+        # Enter (or the keyboard's Go) submits the form the field belongs to, filled or not: a checkout, a transfer.
+        return with_model(
+            Finding(
+                form.kind,
+                "precaution",
+                described,
+                f"{how} submits a form with {form.describe()}",
+                (*form.signals, f"{how} in a form"),
+            ),
+            model,
+        )
     e = field_ctx.target or field_ctx.hit
     has_text = bool(typed.strip()) or (
         e is not None and bool(e.text.strip()) and e.text.strip() != (e.node.get("hint") or "")
@@ -92,6 +107,16 @@ def _submit_in_field(
             model,
         )
     return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
+
+
+def _form_potential(s: Situation) -> Potential | None:
+    """The money or personal data a form on screen could hand over (what is typed in its fields aside)."""
+    reader = s.reader
+    if reader is None:
+        return None
+    texts = [t for e in reader.visible if not reader.is_edit(e) for t in labels_of(e)]
+    found = potential_of(texts)
+    return found if found is not None and (found.kind in MONEY_KINDS or found.kind == "share") else None
 
 
 def _screen_has_send(s: Situation) -> bool:

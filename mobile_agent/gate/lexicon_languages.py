@@ -116,6 +116,24 @@ NO_WORDS = (
     "ยกเลิก ไม่ใช่ ปิด ย้อนกลับ ไม่ "
     "إلغاء الغاء لا رجوع إغلاق اغلاق"
 )
+# Whole labels known to be harmless on any screen (precaution lets them through where money is on the page): going
+# back, showing details, carting, liking, following. Words are joined by "_" where the label has a space.
+HARMLESS_WORDS = (
+    "カートに入れる カートへ カートに追加 いいね いいね! お気に入り お気に入り登録 フォロー 詳細 詳細を見る もっと見る 戻る "
+    "장바구니 장바구니_담기 장바구니에_담기 좋아요 찜 찜하기 팔로우 상세보기 자세히 더보기 뒤로 "
+    "в_корзину добавить_в_корзину нравится избранное в_избранное подписаться подробнее ещё назад "
+    "in_den_warenkorb warenkorb merken gefällt_mir folgen details mehr zurück "
+    "ajouter_au_panier panier favoris j'aime suivre détails plus retour "
+    "añadir_al_carrito agregar_al_carrito carrito favoritos me_gusta seguir detalles más atrás "
+    "adicionar_ao_carrinho carrinho favoritos curtir seguir detalhes mais voltar "
+    "aggiungi_al_carrello carrello preferiti mi_piace segui dettagli indietro "
+    "thêm_vào_giỏ thêm_vào_giỏ_hàng giỏ_hàng yêu_thích theo_dõi chi_tiết xem_thêm quay_lại "
+    "tambah_ke_keranjang masukkan_keranjang keranjang favorit suka ikuti detail lihat_detail kembali "
+    "ใส่ตะกร้า เพิ่มลงตะกร้า ตะกร้า ถูกใจ ติดตาม รายละเอียด ดูเพิ่มเติม กลับ "
+    "sepete_ekle sepet favoriler beğen takip_et detaylar geri "
+    "أضف_إلى_السلة السلة المفضلة إعجاب متابعة التفاصيل رجوع "
+    "सूची_में_जोड़ें कार्ट_में_जोड़ें पसंद विवरण वापस"
+)
 # A confirming word that may open a longer name: "Xác nhận chuyển tiền", "Konfirmasi pembayaran".
 CONFIRM_WORDS = (
     "confirmar confirmer bestätigen подтвердить continuar continuer weiter продолжить 확인 確認 確定 "
@@ -124,6 +142,7 @@ CONFIRM_WORDS = (
 
 __all__ = [
     "CONFIRM_WORDS",
+    "HARMLESS_WORDS",
     "FOLDED_LEADS",
     "FOLDED_TOPICS",
     "FOLDED_VERBS",

@@ -64,7 +64,7 @@ def _button_like(ctx: TargetContext) -> bool:
     )
 
 
-def _lowest(reader: ScreenReader, ctx: TargetContext) -> bool:
+def lowest(reader: ScreenReader, ctx: TargetContext) -> bool:
     """No other wide or bottom-bar control with a label lies below the target: the page's commit is its last."""
     target = ctx.target
     assert target is not None and target.bounds is not None
@@ -119,7 +119,7 @@ def review_commit(reader: ScreenReader, ctx: TargetContext) -> tuple[str, str] |
     (or the title names a payment), or a renewing price makes it an order. ``None``: the page asks for nothing."""
     if not main_button(reader, ctx) or ctx.is_tab or any(is_no(t) for t in ctx.labels):
         return None
-    if not _button_like(ctx) or not _lowest(reader, ctx):
+    if not _button_like(ctx) or not lowest(reader, ctx):
         return None  # a row of a form (the address, a coupon line, "订单详情 >") opens its own page
     if settled(reader, ctx) is not None:
         return None
@@ -192,4 +192,4 @@ def _box(node) -> tuple[int, ...] | None:  # noqa: ANN001 - an lxml node
     return tuple(int(v) for v in m.groups()) if m else None
 
 
-__all__ = ["ledger_row", "list_row", "main_button", "past_event", "review_commit", "settled"]
+__all__ = ["ledger_row", "list_row", "lowest", "main_button", "past_event", "review_commit", "settled"]

@@ -494,14 +494,12 @@ KNOWN_FLIPS: dict[str, str] = {  # "case-id@mutation": why it flips
     "x-reply-button@ids_obfuscated": "id-only control (button_tweet)",
     "gallery-id-delete-toolbar@ids_empty": "id-only control (id/delete)",
     "gallery-id-delete-toolbar@ids_obfuscated": "id-only control (id/delete)",
-    "meituan-id-btn-pay@ids_obfuscated": "id-only control (btn_pay)",
     "cmb-id-confirm-transfer@ids_obfuscated": "id-only control (confirm_transfer)",
     "dialer-fab-id-only@ids_obfuscated": "id-only control (dialpad_floating_action_button, manifest rule)",
     "douyin-id-publish-btn@ids_obfuscated": "id-only control (publish_btn)",
     "dialer-fab-id-only@unknown_app": "id-only dial button: only the dialer manifest knows it",
     "launcher-drag-icon-to-remove@unknown_app": "benign: only the launcher knows 'Remove' drops a shortcut",
     # One view per character: each piece is normalised alone, so what spans the word is lost.
-    "chrome-rlo-reversed-confirm-payment@split_chars": "the RLO override is its own piece, dropped: letters stay reversed",
     "simple-gallery-wastebasket-emoji-toolbar@split_chars": "U+FE0F is its own (empty) piece: one 🗑 piece, no word",
 }
 

@@ -456,16 +456,16 @@ def _with_keyboard(key_desc):
     return tree(app, keys)
 
 
-@pytest.mark.parametrize("key", ["Delete", "删除", "Next", "Done", "下一步", "Search"])
-def test_keyboard_keys_only_type(gate, key):
+@pytest.mark.parametrize("key", ["Delete", "删除", "Next", "下一步", "Search", "搜索"])
+def test_keyboard_keys_only_type_move_the_focus_or_search(gate, key):
     assert (
         decide(gate, _with_keyboard(key), 993, 2097, "com.google.android.gm", (1080, 2340)).verdict
         is Verdict.ALLOW
     )
 
 
-@pytest.mark.parametrize("key", ["Send", "发送"])
-def test_a_keyboards_send_key_sends(gate, key):
+@pytest.mark.parametrize("key", ["Send", "发送", "Done", "完成", "Go", "前往"])
+def test_a_keyboards_action_key_submits_the_field_like_enter(gate, key):
     assert decide(gate, _with_keyboard(key), 993, 2097, "com.google.android.gm", (1080, 2340)).kind == "send"
 
 
