@@ -44,7 +44,8 @@ class Renderer:
         self.width = width
         self.height = height
         self.photos = PHOTOS
-        self._lock = threading.Lock()
+        # Reentrant: a phone collected while this thread draws runs remove_user (its finaliser) under the lock.
+        self._lock = threading.RLock()
         self._encoded: OrderedDict[tuple, bytes] = OrderedDict()
         self._images: OrderedDict[str, Image.Image] = OrderedDict()
         self.renders = 0  # how many full renders ran (cache misses), for tests and the bench
