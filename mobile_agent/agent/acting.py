@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from mobile_agent.actions import Outcome
 from mobile_agent.agent.interrupts import crash_point, uninterrupted
 from mobile_agent.agent.step import StepDraft, step_record
 from mobile_agent.device.android import AndroidDevice
-from mobile_agent.errors import MobileAgentError, StoreError
+from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, StoreError
 from mobile_agent.store.intents import complete_step
 from mobile_agent.store.owners import DONE, FAILED, INTENT
 from mobile_agent.store.records import EpisodeStatus
@@ -77,6 +79,31 @@ def _fail(store: TrajectoryStore, episode_id: str, draft: StepDraft, exc: BaseEx
         log.warning("could not record that step %d failed while acting", draft.index, exc_info=True)
 
 
+def launch_package(registry: Any, installed: Callable[[], set[str]], app: str) -> tuple[str | None, str]:
+    """The package to launch for ``app`` — through the registry when there is one, else the phone's own package
+    of that name — or (None, the app as the model is told it is unknown, with suggestions)."""
+    packages = installed()
+    if registry is not None:
+        try:
+            return registry.resolve_launch(app, packages), ""
+        except MobileAgentError as exc:
+            suggestions = getattr(exc, "suggestions", None) or []
+            return None, f"{app!r}" + (f"; did you mean: {', '.join(suggestions)}" if suggestions else "")
+    return (app, "") if app in packages else (None, f"{app!r}")
+
+
+def error_outcome(exc: MobileAgentError) -> Outcome:
+    """How an episode that a runtime error stopped ends: error:device_lost, error:<the model's or the device's
+    kind>, else error:runtime."""
+    if isinstance(exc, DeviceLost):
+        return Outcome.error("device_lost")
+    if isinstance(exc, ModelError):
+        return Outcome.error(getattr(exc, "kind", "model"))
+    if isinstance(exc, DeviceError):
+        return Outcome.error(getattr(exc, "kind", "device"))
+    return Outcome.error("runtime")
+
+
 def finish_or_read(
     store: TrajectoryStore, episode_id: str, outcome: Outcome, detail: str | None, answer: str | None
 ) -> tuple[Outcome, str | None]:
@@ -95,4 +122,4 @@ def finish_or_read(
     return outcome, detail
 
 
-__all__ = ["commit_step", "finish_or_read"]
+__all__ = ["commit_step", "error_outcome", "finish_or_read", "launch_package"]

@@ -23,12 +23,20 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
-from mobile_agent.agent.acting import commit_step, finish_or_read
+from mobile_agent.agent.acting import commit_step, error_outcome, finish_or_read, launch_package
+from mobile_agent.agent.asking import Question, critic_label, send_question
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, StopFlag, UserChannel
 from mobile_agent.agent.loops import LoopDetector, LoopGuard
 from mobile_agent.agent.overrun import StepClock
 from mobile_agent.agent.sequence import FollowUps
-from mobile_agent.agent.step import StepDraft, StepScreen, device_frame, rebuild_history, step_event
+from mobile_agent.agent.step import (
+    StepDraft,
+    StepScreen,
+    device_frame,
+    pause_context,
+    rebuild_history,
+    step_event,
+)
 from mobile_agent.agent.takeover import (
     Wall,
     approval_from_reply,
@@ -41,10 +49,7 @@ from mobile_agent.agent.takeover import (
 from mobile_agent.device.android import AndroidDevice
 from mobile_agent.errors import (
     DeadlineExceeded,
-    DeviceError,
-    DeviceLost,
     MobileAgentError,
-    ModelError,
     ParseError,
     StoreError,
     UserError,
@@ -53,22 +58,22 @@ from mobile_agent.gate.gate import SafetyGate
 from mobile_agent.gate.guard import Decision, Guard, GuardContext, ValidityGuard, Verdict, run_guards
 from mobile_agent.model.base import HistoryTurn, ModelFamily
 from mobile_agent.model.client import ModelClient
-from mobile_agent.model.images import Geometry, prepare_image
 from mobile_agent.screen.imagehash import dhash
 from mobile_agent.store import pauses as pause_store
 from mobile_agent.store.owners import Heartbeat, claim_episode
 from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.waits.deadlines import Deadline
 
 if TYPE_CHECKING:  # the critic's module (judges, verdicts) is only needed when a critic is given
     from mobile_agent.verify.labels import Critic
 
 log = logging.getLogger(__name__)
+USER_ACTED = "The user has acted on the phone; continue from this screen."
+FLUSH_S = 5.0  # what the end of an episode may wait for the phone (the user's clipboard put back)
 
 
 @dataclass
-class _Approval:
-    """A confirmation a person gave while the episode was paused: it lets that one action through once."""
-
+class _Approval:  # a person's yes while the episode was paused: it lets that one action through once
     action: Action
     screen_hash: int | None
 
@@ -195,16 +200,10 @@ class Agent:
             end = _EpisodeEnd(Outcome.INTERRUPTED, getattr(e, "detail", None) or "interrupted by the user")
             self._finish(end)
             raise
-        except DeviceLost as e:
-            end = _EpisodeEnd(Outcome.error("device_lost"), e.one_line())
-        except ModelError as e:
-            end = _EpisodeEnd(Outcome.error(getattr(e, "kind", "model")), e.one_line())
-        except DeviceError as e:
-            end = _EpisodeEnd(Outcome.error(getattr(e, "kind", "device")), e.one_line())
         except StoreError as e:  # disk full, read-only, locked: error:store where that can still be written
             return self._finish(_EpisodeEnd(Outcome.error("store"), e.one_line()), fault=e)
-        except MobileAgentError as e:
-            end = _EpisodeEnd(Outcome.error("runtime"), e.one_line())
+        except MobileAgentError as e:  # the phone, the model, the runtime: error:<kind>
+            end = _EpisodeEnd(error_outcome(e), e.one_line())
         except Exception as e:  # a bug must not leave the episode "running" with its steps unexplained
             log.exception("episode %s failed unexpectedly", self._episode_id)
             end = _EpisodeEnd(Outcome.error("internal"), f"{type(e).__name__}: {e}")
@@ -212,6 +211,11 @@ class Agent:
 
     def _finish(self, end: _EpisodeEnd, fault: StoreError | None = None) -> EpisodeResult:
         self._heartbeat.stop()
+        self.device.set_deadline(Deadline.after(FLUSH_S, "putting the clipboard back"))
+        try:
+            self.device.flush()  # the user's clipboard, when the last step typed
+        except MobileAgentError as exc:
+            log.warning("phone %s: %s", self.device.serial, exc.one_line())
         self.device.set_deadline(None)
         try:
             outcome, detail = finish_or_read(
@@ -226,23 +230,29 @@ class Agent:
     def _step(self) -> None:
         started = time.time()
         t0 = time.perf_counter()
-        self.screen.start_step(prefetch=self.config.popup_rules)
-        obs = self.screen.observe()
-        draft = StepDraft(self._index, started, obs)
+        capture = (
+            self.screen.capture()
+        )  # the frame now; its view tree and foreground app follow in the background
+        draft = StepDraft(self._index, started, capture.provisional())
         self._clock.draft = draft
-        draft.timings["screenshot"] = obs.screenshot_ms
-        if obs.secure:
+        draft.timings["screenshot"] = capture.screenshot_ms
+        if capture.secure:
+            draft.observation = capture.observation()
             self._take_over(draft, None, "secure_screen", takeover_question("secure_screen", None))
             return
-        if self.config.popup_rules and self._popup_rule(draft):
-            return
-        if self.config.detect_walls and self._wall(draft):
-            return
-        screen_hash = dhash(obs.screenshot, self.config.loops.hash_size)
-        loop_hint = self.loops.hint(screen_hash, *obs.size)
+        screen_hash = dhash(capture.screenshot, self.config.loops.hash_size)
+        loop_hint = self.loops.hint(screen_hash, *capture.size)
         if loop_hint:
             draft.decisions.append(Decision("loop", Verdict.HINT, loop_hint, kind="loop"))
-        self._follow_ups.fill(draft) or self._ask_model(draft, loop_hint)  # a follow-up, or a new reply
+        # The request leaves now (unless the last reply's next action is due): the tree is read while it is out.
+        follow_up = self._follow_ups.ready(draft.index)
+        question = None if follow_up else self._send(draft, loop_hint, capture.package_hint)
+        draft.observation = capture.observation()  # the foreground app, read with the tree for this frame
+        if self.config.popup_rules and self._popup_rule(draft, question):
+            return
+        if self.config.detect_walls and self._wall(draft, question):
+            return
+        self._follow_ups.fill(draft) or self._take_reply(draft, question)  # a follow-up, or the reply
         if self.critic is not None and draft.action is not None:
             self._critique(draft, loop_hint, t0)
         self.stop.check()  # the reply may end the episode (finish, answer, a question): not once the phone is gone
@@ -264,11 +274,11 @@ class Agent:
         package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
             return
-        self._record(draft, t0, act=True, package=package)
+        self._act(draft, t0, package=package)
         self.loops.note(screen_hash, action)
 
     # ----- step parts -------------------------------------------------------------------------------------------
-    def _popup_rule(self, draft: StepDraft) -> bool:
+    def _popup_rule(self, draft: StepDraft, question: Question | None) -> bool:
         obs = draft.observation
         xml = self.screen.hierarchy() if self.registry is not None and obs.package else None
         match = self.registry.match_popup(obs.package, xml, activity=obs.activity) if xml else None
@@ -279,24 +289,26 @@ class Agent:
         )
         gate = replace(gate, hierarchy_source=lambda: xml, screenshot_source=lambda: device_frame(obs))
         if any(d.verdict in (Verdict.BLOCK, Verdict.ASK) for d in run_guards(self.guards, gate)):
-            return (
-                False  # a rule's tap is reviewed like a model's; on any objection the model sees the screen
-            )
+            return False  # a rule's tap is reviewed like a model's; on any objection the model decides
+        if question is not None:
+            question.discard()  # the rule acts on this frame instead of the model
         draft.source = "rule"
         draft.hierarchy = xml
         draft.action = match.action
         draft.thought = f"popup rule: {match.rule.id if hasattr(match.rule, 'id') else match.rule}"
-        self._record(draft, time.perf_counter(), act=True)
+        self._act(draft, time.perf_counter())
         return True
 
-    def _wall(self, draft: StepDraft) -> bool:
-        """A captcha or a login wall: only judged when the tree is at hand already (popup rules dumped it)."""
+    def _wall(self, draft: StepDraft, question: Question | None) -> bool:
+        """A captcha or a login wall: only judged when the tree is at hand already (popup rules waited for it)."""
         xml = self.screen.dumped
         if xml is None:
             return False
         wall: Wall | None = detect_wall(xml, draft.observation.package, self.registry)
         if wall is None:
             return False
+        if question is not None:
+            question.discard()  # a person takes over this frame
         draft.hierarchy = xml
         draft.source, draft.thought = "rule", wall.evidence
         draft.decisions.append(
@@ -305,34 +317,44 @@ class Agent:
         self._take_over(draft, None, wall.kind, takeover_question(wall.kind, wall.evidence))
         return True
 
-    def _ask_model(self, draft: StepDraft, loop_hint: str | None = None) -> None:
+    def _send(self, draft: StepDraft, loop_hint: str | None, package: str | None) -> Question:
+        """Send the step's question to the model (``package``: the app its hints are for)."""
         self.stop.check()
         obs = draft.observation
-        prepared = prepare_image(obs.screenshot, self.family)
         hints = None
-        if self.config.app_hints and self.registry is not None and obs.package:
-            hints = self.registry.hints(obs.package)
-        correction = "; ".join(c for c in (self._correction, loop_hint) if c) or None
-        messages = self.family.build_messages(
-            self._task,
-            self._history,
-            prepared,
+        if self.config.app_hints and self.registry is not None and package:
+            hints = self.registry.hints(package)
+        return send_question(
+            self.family,
+            self.client,
+            task=self._task,
+            history=self._history,
+            screenshot=obs.screenshot,
+            size=obs.size,
             options=self.config.prompt,
             hints=hints,
-            correction=correction,
+            correction="; ".join(c for c in (self._correction, loop_hint) if c) or None,
+            episode_id=self._episode_id,
+            deadline=self._clock.deadline,
         )
-        reply = self.client.complete(messages, episode_id=self._episode_id, deadline=self._clock.deadline)
+
+    def _take_reply(self, draft: StepDraft, question: Question | None) -> None:
+        assert question is not None  # asked unless a follow-up was ready
+        reply = question.pending.result()
+        self.screen.model_answered(reply.latency_s)
         draft.reply = reply
         draft.timings["model"] = reply.latency_s * 1000
-        geometry = Geometry(device=obs.size, image=prepared.size)
         try:
-            parsed = self.family.parse(reply.text, geometry, reasoning=reply.reasoning)
+            parsed = self.family.parse(reply.text, question.geometry, reasoning=reply.reasoning)
         except ParseError as exc:
             self._unusable(draft, "parse", exc.message, f"your last reply could not be parsed: {exc.message}")
             return
         draft.action = parsed.action
         draft.thought, draft.follow_ups = parsed.thought, parsed.follow_ups
-        self._pending_turn = HistoryTurn(image=prepared.jpeg, reply=reply.text, action=parsed.action)
+        self._pending_turn = HistoryTurn(image=question.prepared.jpeg, reply=reply.text, action=parsed.action)
+
+    def _ask_model(self, draft: StepDraft, loop_hint: str | None = None) -> None:
+        self._take_reply(draft, self._send(draft, loop_hint, draft.observation.package))
 
     def _critique(self, draft: StepDraft, loop_hint: str | None, t0: float) -> None:
         """The critic labels the proposed action before it runs; on ``wrong`` the model is asked again with the
@@ -342,19 +364,11 @@ class Agent:
             action = draft.action
             if action is None or action.kind in (ActionKind.FINISH, ActionKind.ANSWER, ActionKind.CALL_USER):
                 return
-            label = critic.label(
-                self._task,
-                [turn.reply for turn in self._history],
-                draft.observation.screenshot,
-                action.describe(),
-                action=action,
-                episode_id=self._episode_id,
-                deadline=self._clock.deadline,
+            label, decision = critic_label(
+                critic, self._task, self._history, draft, self._episode_id, self._clock
             )
-            name = label.label.value if label.label is not None else "unavailable"
+            draft.decisions.append(decision)
             wrong = label.is_wrong
-            verdict = Verdict.HINT if wrong else Verdict.ALLOW
-            draft.decisions.append(Decision("critic", verdict, f"{name}: {label.rationale}", kind=name))
             if not wrong:
                 return
             if reask == critic.max_reasks:
@@ -458,26 +472,13 @@ class Agent:
 
     def _resolve_launch(self, draft: StepDraft, t0: float) -> str | None:
         app = draft.action.app or ""
-        installed = self.device.installed_packages()
-        if self.registry is not None:
-            try:
-                return self.registry.resolve_launch(app, installed)
-            except MobileAgentError as exc:
-                suggestions = getattr(exc, "suggestions", None) or []
-                hint = f"; did you mean: {', '.join(suggestions)}" if suggestions else ""
-                self._unusable(
-                    draft,
-                    "unknown_app",
-                    f"unknown app {app!r}{hint}",
-                    f"there is no app called {app!r}{hint}",
-                )
-                return None
-        if app in installed:
-            return app
-        self._unusable(draft, "unknown_app", f"unknown app {app!r}", f"there is no app called {app!r}")
-        return None
+        package, unknown = launch_package(self.registry, self.device.installed_packages, app)
+        if package is None:
+            self._unusable(
+                draft, "unknown_app", f"unknown app {unknown}", f"there is no app called {unknown}"
+            )
+        return package
 
-    # ----- people -----------------------------------------------------------------------------------------------
     def _take_over(self, draft: StepDraft, t0: float | None, kind: str, question: str) -> None:
         """Hand the phone (or the question) to a person: now when one answers, else pause the episode."""
         if kind == "secure_screen":
@@ -512,12 +513,7 @@ class Agent:
                 pending_action=pending,
                 decision=decision.to_dict() if decision else None,
                 screen_hash=screen_hash,
-                context={
-                    "family": self.family.name,
-                    "model": self.client.model,
-                    "base_urls": list(self.client.endpoints),
-                    "config": self.config.snapshot(),
-                },
+                context=pause_context(self.family.name, self.client, self.config),
             ),
         )
         first_line = question.strip().splitlines()[0] if question.strip() else kind
@@ -558,7 +554,7 @@ class Agent:
         package = self._resolve_launch(draft, t0) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
             return
-        self._record(draft, t0, add_history=False, act=True, package=package)
+        self._act(draft, t0, package=package, add_history=False)
 
     def _human_step(self, kind: str, answer: str) -> None:
         """Record what the person did (the screen after them) and tell the model about it in the next prompt."""
@@ -568,11 +564,13 @@ class Agent:
         draft.thought = f"{kind}: the person took over" + (f" and replied: {said}" if said else "")
         draft.decisions.append(Decision("human", Verdict.ALLOW, said or "done on the phone", kind=kind))
         self._record(draft, None, add_history=False)
-        self._correction = (
-            f"The user replied: {said}"
-            if said
-            else "The user has acted on the phone; continue from this screen."
-        )
+        self._correction = f"The user replied: {said}" if said else USER_ACTED
+
+    def _act(self, draft: StepDraft, t0: float | None, *, package: str | None = None, add_history=True):
+        """Every action the guards allowed (a model's, a follow-up's, a popup rule's, an approved one) reaches the
+        phone here: recorded as an intent, then performed. A check that the phone still shows the screen the guards
+        judged (``self.device.hierarchy()``: one request for the view tree now) belongs right before ``_record``."""
+        self._record(draft, t0, act=True, package=package, add_history=add_history)
 
     # ----- recording --------------------------------------------------------------------------------------------
     def _record(

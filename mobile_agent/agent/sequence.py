@@ -21,12 +21,17 @@ class FollowUps:
         self._origin = 0  # the step whose reply wrote the sequence
         self._total = 0
 
-    def fill(self, draft: StepDraft) -> bool:
-        """Give ``draft`` the next action of the last step's reply, when that step performed its own."""
-        prev, self._last = self._last, draft
+    def ready(self, index: int) -> bool:
+        """Whether step ``index`` would be given a follow-up (then the model is not asked)."""
+        prev = self._last
         if prev is None or not prev.follow_ups or prev.error is not None or "act" not in prev.timings:
             return False
-        if draft.index != prev.index + 1 or prev.action is None:
+        return index == prev.index + 1 and prev.action is not None
+
+    def fill(self, draft: StepDraft) -> bool:
+        """Give ``draft`` the next action of the last step's reply, when that step performed its own."""
+        ready, prev, self._last = self.ready(draft.index), self._last, draft
+        if not ready or prev is None:
             return False
         if prev.reply is not None:
             self._origin, self._total = prev.index, len(prev.follow_ups) + 1

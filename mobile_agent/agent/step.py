@@ -1,7 +1,7 @@
 """One step's parts: the screen it reads, the draft it fills in, the record and event it leaves behind.
 
-A step reads the phone through a :class:`StepScreen` (frames at the model's working size; the view tree dumped at
-most once, in the background while the screenshot is taken), fills a :class:`StepDraft` as it proceeds, and is
+A step reads the phone through a :class:`StepScreen` (frames at the model's working size; the view tree dumped for
+each frame in the background, while the model is asked), fills a :class:`StepDraft` as it proceeds, and is
 written once, as :func:`step_record` builds it. :func:`rebuild_history` gives a resumed episode the model turns the
 loop would have kept.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,11 +18,11 @@ from PIL import Image
 
 from mobile_agent.actions import Action
 from mobile_agent.agent.config import StepEvent
-from mobile_agent.device.android import AndroidDevice, Observation
-from mobile_agent.errors import AdbServerUnreachable, DeviceError, DeviceLost
+from mobile_agent.device.android import AndroidDevice, Capture, Observation
+from mobile_agent.errors import AdbServerUnreachable, DeadlineExceeded, DeviceError, DeviceLost
 from mobile_agent.gate.guard import Decision
 from mobile_agent.model.base import HistoryTurn, ModelFamily, PromptOptions
-from mobile_agent.model.client import Reply
+from mobile_agent.model.client import ModelClient, Reply
 from mobile_agent.model.images import prepare_image
 from mobile_agent.store.records import StepInfo, StepRecord, StepTimings
 from mobile_agent.store.store import TrajectoryStore
@@ -51,17 +50,15 @@ class StepDraft:
 
 
 class StepScreen:
-    """The phone's screen as the loop reads it: frames at the model's working size, and each step's view tree."""
+    """The phone's screen as the loop reads it: frames at the model's working size, and each frame's view tree."""
 
     def __init__(self, device: AndroidDevice, family: ModelFamily, registry: Any = None) -> None:
         self.device = device
         self.family = family
-        self._registry = registry
-        self._activity_scoped: dict[str, bool] = {}
         self._scale: float | None = None
-        self._prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hierarchy")
-        self._pending: Future[str] | None = None
+        self._capture: Capture | None = None
         self._fetched = False
+        self._dump_s: float | None = None  # how long a view-tree read after a frame took, last time
         self.dumped: str | None = None  # this step's view tree, once something read it (None until then)
 
     def scale(self) -> float:
@@ -72,38 +69,34 @@ class StepScreen:
             self._scale = min(1.0, self.family.working_size(device).width / device.width)
         return self._scale
 
+    def capture(self) -> Capture:
+        """This step's frame, at once; its view tree and foreground app are read in the background meanwhile."""
+        self.dumped, self._fetched = None, False
+        self._capture = self.device.capture(self.scale())
+        return self._capture
+
+    def model_answered(self, seconds: float) -> None:
+        """Where the next frame's view tree is read, now that the model took ``seconds`` to answer: after the frame,
+        while the model thinks, when the model takes longer than that read (the action, the idle wait and the
+        frame are then one request); else beside the frame's idle wait, the action in a request of its own."""
+        read = self._capture.read if self._capture is not None else None
+        if read is not None and read.done() and read.exception() is None and not read.result().beside:
+            self._dump_s = read.result().seconds
+        self.device.prefetch_hierarchy = self._dump_s is not None and seconds < self._dump_s
+
     def observe(self) -> Observation:
-        return self.device.observe(self.scale())
-
-    def start_step(self, *, prefetch: bool) -> None:
-        """Forget the last step's tree. ``prefetch``: this step's tree is wanted before the model is asked (popup
-        rules): the one the device read with the settled frame this step reuses, else dumped in the background
-        right away, while the screenshot and the foreground app are read."""
-        self.dumped = None
-        self._fetched = False
-        self.device.prefetch_hierarchy = prefetch  # settling reads the next step's tree with its frame
-        self.device.needs_activity = self._needs_activity if prefetch and self._registry is not None else None
-        pending = self.device.settled_hierarchy(self.scale()) if prefetch else None
-        if prefetch and pending is None:
-            pending = self._prefetch.submit(self.device.hierarchy)
-        self._pending = pending
-
-    def _needs_activity(self, package: str) -> bool:
-        """Whether a popup rule that may fire in ``package`` is scoped to activities: then the device reads the
-        activity on every step instead of only when the screen's windows change (device/foreground.py)."""
-        if package not in self._activity_scoped:
-            rules = self._registry.popup_rules(package)
-            self._activity_scoped[package] = any(r.activities or r.not_activities for _, r in rules)
-        return self._activity_scoped[package]
+        """A frame with its foreground app (for a step that does not overlap anything)."""
+        return self.capture().observation()
 
     def hierarchy(self) -> str | None:
-        """The view tree of this step, dumped at most once (popup rules, walls and the safety gate share it)."""
+        """The view tree dumped for this step's frame, waited for at most once (popup rules, walls and the safety
+        gate share it); None when the dump failed."""
         if not self._fetched:
             self._fetched = True
-            pending, self._pending = self._pending, None
+            capture = self._capture
             try:
-                self.dumped = pending.result() if pending is not None else self.device.hierarchy()
-            except (DeviceLost, AdbServerUnreachable):
+                self.dumped = capture.screen().hierarchy if capture is not None else self.device.hierarchy()
+            except (DeviceLost, AdbServerUnreachable, DeadlineExceeded):
                 raise
             except DeviceError as exc:
                 log.warning("no view hierarchy this step: %s", exc.one_line())
@@ -170,10 +163,29 @@ def rebuild_history(
     return turns
 
 
+def pause_context(family: str, client: ModelClient, config: Any) -> dict[str, Any]:
+    """What a resumed episode is run with (the pause keeps it): the family, the model and its endpoints, the
+    settings."""
+    return {
+        "family": family,
+        "model": client.model,
+        "base_urls": list(client.endpoints),
+        "config": config.snapshot(),
+    }
+
+
 def device_frame(obs: Observation) -> Image.Image:
     """The step's frame at device pixels (the phone may have sent it scaled), for a guard that reads pixels."""
     image = obs.image()
     return image if image.size == tuple(obs.size) else image.resize(tuple(obs.size))
 
 
-__all__ = ["StepDraft", "StepScreen", "device_frame", "rebuild_history", "step_event", "step_record"]
+__all__ = [
+    "StepDraft",
+    "StepScreen",
+    "device_frame",
+    "pause_context",
+    "rebuild_history",
+    "step_event",
+    "step_record",
+]

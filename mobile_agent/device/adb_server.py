@@ -17,7 +17,7 @@ import socket
 import adbutils
 from adbutils.errors import AdbConnectionError
 
-from mobile_agent.errors import AdbServerUnreachable
+from mobile_agent.errors import AdbServerUnreachable, DeviceNotFound, UserError
 from mobile_agent.waits.deadlines import Deadline
 
 DEFAULT_ADB_PORT = 5037
@@ -104,8 +104,79 @@ def adb_server_client(host: str, port: int, *, read_timeout: float = READ_TIMEOU
     return AdbServerClient(host, port, read_timeout=read_timeout)
 
 
+def parse_adb_address(address: str | None) -> tuple[str, int]:
+    """``"host:port"`` / ``"port"`` / None -> (host, port). None is the configured server (MOBILE_AGENT_ADB,
+    ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT, the config file; else 127.0.0.1:5037), as for adb itself."""
+    if not address:
+        from mobile_agent.settings.values import load_settings
+
+        address = load_settings().adb
+    host, _, port = address.rpartition(":")
+    try:
+        number = int(port)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 65535 or any(c.isspace() for c in address):
+        raise UserError(
+            f"bad adb server address {address!r}" + (" (a port is 1-65535)" if number else ""),
+            "write it as HOST:PORT, e.g. 127.0.0.1:5037",
+        )
+    return (host or "127.0.0.1"), number
+
+
+def adb_client(adb: str | None = None) -> AdbServerClient:
+    """An explicit client for the adb server at ``adb`` that never starts a server (see device/adb_server.py),
+    after checking that something listens there; AdbServerUnreachable, with the command to start one, otherwise."""
+    host, port = parse_adb_address(adb)
+    return adb_server_client(host, port)
+
+
+def list_devices(adb: str | None = None) -> list[tuple[str, str]]:
+    """(serial, state) of every phone the adb server knows."""
+    client = adb_client(adb)
+    try:
+        return [(d.serial, d.state) for d in client.list(extended=False)]
+    except (adbutils.AdbError, OSError) as exc:
+        host, port = parse_adb_address(adb)
+        raise UserError(
+            f"the adb server at {host}:{port} failed to list phones ({exc})",
+            f"restart it: mobile-agent adb -H {host} -P {port} kill-server, then start-server",
+        ) from None
+
+
+def choose_serial(serial: str | None, adb: str | None = None) -> str:
+    """The phone to use: the given serial, else ANDROID_SERIAL (the configured device), else the only attached one."""
+    from mobile_agent.settings.values import load_settings
+
+    serial = serial or load_settings().device
+    devices = list_devices(adb)
+    if serial:
+        states = dict(devices)
+        if serial not in states:
+            known = ", ".join(s for s, _ in devices) or "none"
+            raise DeviceNotFound(f"phone {serial!r} is not attached", f"attached phones: {known}")
+        return serial
+    ready = [s for s, state in devices if state == "device"]
+    if len(ready) == 1:
+        return ready[0]
+    if not ready:
+        listed = "; ".join(f"{s} ({st})" for s, st in devices) or "none"
+        raise DeviceNotFound(
+            f"no phone is ready (attached: {listed})",
+            "connect a phone with USB debugging on and accept the prompt, or start simulated ones: mobile-agent sim up",
+        )
+    raise UserError(
+        f"{len(ready)} phones are attached: {', '.join(ready)}",
+        "choose one with --device SERIAL (or ANDROID_SERIAL=SERIAL, as for adb)",
+    )
+
+
 __all__ = [
     "DEFAULT_ADB_PORT",
+    "adb_client",
+    "choose_serial",
+    "list_devices",
+    "parse_adb_address",
     "READ_TIMEOUT",
     "AdbServerClient",
     "adb_command",

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
 from functools import cache
 
 import adbutils
 
-from mobile_agent.errors import DeviceError, U2AlreadyRegistered
+from mobile_agent.errors import U2AlreadyRegistered
 
 PORT = 9008
 JAR = "/data/local/tmp/u2.jar"
@@ -99,39 +98,18 @@ def start_detached(adb: adbutils.AdbDevice, serial: str, timeout: float = START_
     raise ServerNotStarted(adb.shell(["cat", LOG]))
 
 
-class ServerSetup:
-    """What this process set up on the server: its view-tree dumps wait for the screen to be idle.
+def configure_call(idle_timeout_ms: int):
+    """The call that makes the server's view-tree dumps wait for idle.
 
     The u2.jar's dump waits for idle (stub/AccessibilityNodeInfoDumper ``getWindowRoots`` begins with
     ``device.waitForIdle()``), but only for the Configurator's waitForIdleTimeout, which AutomatorServiceImpl's
     constructor sets to 0 (sources in sim/wire/u2server.py); ``setConfigurator`` raises it, so that a dump taken
-    beside the idle wait after an action describes the idle screen. A new server process forgets that: u2 3.7 restarts the server by itself when a call
-    finds it dead, keeping its launch in ``Device._process``, which is how a restart is noticed.
+    beside the idle wait after an action describes the idle screen. A new server process forgets it: the device
+    sends it at the front of its first request to every server it (re)starts or finds.
     """
+    from mobile_agent.device.u2_rpc import Call
 
-    def __init__(self, idle_timeout_ms: int) -> None:
-        self.idle_timeout_ms = idle_timeout_ms
-        self.dump_waits_idle = False
-        self.launch: object = None  # u2's own launch of the server when the setup was made (None: not u2's)
-
-    def apply(self, u2: object, call: Callable[[Callable[[], object]], object]) -> None:
-        self.launch = getattr(u2, "_process", None)
-        try:
-            call(
-                lambda: u2.jsonrpc.setConfigurator(  # type: ignore[attr-defined]
-                    {"waitForIdleTimeout": self.idle_timeout_ms}, http_timeout=20
-                )
-            )
-        except DeviceError as exc:
-            if "-32601" not in str(exc) and "Method not found" not in str(exc):
-                raise
-            self.dump_waits_idle = False  # an older server: settling asks waitForIdle instead
-            return
-        self.dump_waits_idle = True
-
-    def lost(self, u2: object) -> bool:
-        """True when u2 has restarted the server since the setup (apply it again)."""
-        return getattr(u2, "_process", None) is not self.launch
+    return Call("setConfigurator", ({"waitForIdleTimeout": idle_timeout_ms},))
 
 
 def stop(adb: adbutils.AdbDevice) -> bool:
@@ -139,4 +117,4 @@ def stop(adb: adbutils.AdbDevice) -> bool:
     return _get(adb, "/stop") is not None
 
 
-__all__ = ["PORT", "ServerNotStarted", "ServerSetup", "running", "start_detached", "stop"]
+__all__ = ["PORT", "ServerNotStarted", "configure_call", "running", "start_detached", "stop"]

@@ -1,14 +1,20 @@
 """The chat-completions client every phone worker shares: timeouts, retries, a cap on requests in flight per
 endpoint, and several endpoints serving one model.
 
-Built on the OpenAI SDK against any OpenAI-compatible base URL (vLLM, SGLang, LMDeploy, cloud APIs). The SDK's
-own retries are off: this client retries connection errors, timeouts, 429 and 5xx with exponential backoff and
-jitter, moving to another endpoint when one fails; other 4xx are the caller's mistake and are raised at once.
+It speaks to any OpenAI-compatible base URL (vLLM, SGLang, LMDeploy, cloud APIs) over httpx (model/transport.py:
+the OpenAI SDK's own HTTP library, without the SDK). It retries connection errors, timeouts, 429 and 5xx with
+exponential backoff and jitter, moving to another endpoint when one fails; other 4xx are the caller's mistake and
+are raised at once. Reply bodies are read up to ``MAX_REPLY_BYTES`` (2 MiB) and error bodies up to
+``MAX_ERROR_BYTES`` (64 KiB).
 
 Every wait is bounded by the wall clock, not per read (a body that trickles a byte every few seconds never trips
 a read timeout): one attempt lasts at most ``timeout``, the whole call with its retries at most ``total_timeout``,
 and neither outlives the caller's ``deadline``. An attempt runs on a helper thread; at its bound the caller stops
 waiting and the attempt's connection is shut down.
+
+``submit`` sends a request and returns at once (the loop asks the model while the phone's view tree is read);
+``PendingReply.discard`` cuts a request whose reply will not be used, and the episode's next request says how many
+replies went unused (``UNUSED_HEADER``), which a scripted model (the simulator's) needs to stay in step.
 
     client = ModelClient(["http://gpu1:8000/v1", "http://gpu2:8000/v1"], "ui-venus-2-9b")
     reply = client.complete(messages, episode_id="ep-42")
@@ -17,30 +23,35 @@ waiting and the attempt's connection is shut down.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
-import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
+from typing import Any
+from urllib.parse import urlsplit
 
 from mobile_agent.errors import ModelError, ModelUnavailable, UserError
 from mobile_agent.model.images import request_body
+from mobile_agent.model.transport import (
+    MAX_ERROR_BYTES,
+    MAX_REPLY_BYTES,
+    Abort,
+    AttemptFailed,
+    ChatTransport,
+    dumps,
+)
 from mobile_agent.privacy.redact import redact_text, redact_url, register_secret, secrets_in_url
 from mobile_agent.waits.deadlines import Abandoned, Deadline, call_within
-
-if TYPE_CHECKING:  # the SDK is imported where it is used: it costs ~0.3 s of CPU (see ModelClient.prepare)
-    import httpx2
-    import openai
 
 log = logging.getLogger(__name__)
 
 EPISODE_HEADER = "X-Mobile-Agent-Episode"
+# On an episode's request: how many replies to its earlier requests were not used (a popup rule acted instead).
+UNUSED_HEADER = "X-Mobile-Agent-Unused-Replies"
 API_KEY_ENV = ("MOBILE_AGENT_API_KEY", "OPENAI_API_KEY")
 # An endpoint that failed this recently is tried after the others.
 FAILURE_COOLDOWN_S = 10.0
@@ -75,6 +86,12 @@ class EndpointStatus:
     error: str | None = None
 
 
+class RequestDiscarded(ModelError):
+    """The request was cut because its reply would not be used."""
+
+    kind = "discarded"
+
+
 def resolve_api_key(api_key: str | None) -> str:
     """The argument, else ``MOBILE_AGENT_API_KEY``, else ``OPENAI_API_KEY``, else "EMPTY" (what vLLM expects)."""
     if api_key:
@@ -89,13 +106,11 @@ def resolve_api_key(api_key: str | None) -> str:
 class _Slot:
     """Runtime state of one endpoint. Guarded by the client's condition variable."""
 
-    def __init__(self, endpoint: Endpoint, capacity: int, make_sdk: Callable[[], openai.OpenAI]) -> None:
+    def __init__(self, endpoint: Endpoint, capacity: int, transport: ChatTransport) -> None:
         self.url = endpoint.base_url
         self.shown_url = redact_url(endpoint.base_url)
         self.capacity = capacity
-        self._make_sdk = make_sdk
-        self._sdk: openai.OpenAI | None = None
-        self._sdk_lock = threading.Lock()
+        self.transport = transport
         self.in_flight = 0
         self.served = 0
         self.failures = 0
@@ -104,97 +119,36 @@ class _Slot:
     def recently_failed(self, now: float) -> bool:
         return self.failed_at is not None and now - self.failed_at < FAILURE_COOLDOWN_S
 
-    @property
-    def sdk(self) -> openai.OpenAI:
-        """The SDK client, built on first use (or by ModelClient.prepare on a helper thread)."""
-        with self._sdk_lock:
-            if self._sdk is None:
-                self._sdk = self._make_sdk()
-            return self._sdk
 
-    def close(self) -> None:
-        with self._sdk_lock:
-            if self._sdk is not None:
-                self._sdk.close()
+class PendingReply:
+    """A request on its way (ModelClient.submit)."""
 
-
-class _AttemptTimedOut(Exception):
-    """One attempt ran past its wall-clock bound (a hang, or a body that trickles)."""
-
-
-class _Abort:
-    """Lets the waiting thread cut an attempt's connection: once the response headers are in, its socket."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self._response: httpx2.Response | None = None
+    def __init__(self, client: ModelClient, episode_id: str | None) -> None:
+        self._client = client
+        self._episode_id = episode_id
+        self.future: Future[Reply] = Future()
+        self.discarded = threading.Event()
+        self._abort: Abort | None = None
         self._lock = threading.Lock()
 
-    def attach(self, response: httpx2.Response) -> None:
+    def result(self) -> Reply:
+        return self.future.result()
+
+    def discard(self) -> None:
+        """The reply will not be used: cut the request if it is still on its way, and tell the next one."""
+        self.discarded.set()
         with self._lock:
-            self._response = response
-        if self.event.is_set():
-            self.abort()
+            abort = self._abort
+        if abort is not None:
+            abort.abort()
+        self._client._note_unused(self._episode_id)
+        self.future.add_done_callback(lambda f: f.exception())  # nobody waits for it: its failure is no news
 
-    def check(self) -> None:
-        if self.event.is_set():
-            raise _AttemptTimedOut("abandoned")
-
-    def abort(self) -> None:
-        self.event.set()
+    def attempt(self, abort: Abort) -> None:
         with self._lock:
-            response = self._response
-        stream = response.extensions.get("network_stream") if response is not None else None
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)  # wakes the helper thread's blocked read at once
-            except OSError:
-                pass
-
-
-def _is_retryable(exc: BaseException) -> bool:
-    import openai
-
-    if isinstance(exc, (_AttemptTimedOut, openai.APIConnectionError)):  # a connection error includes timeouts
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
-    return False
-
-
-def _describe(exc: BaseException) -> str:
-    """One line on a failed request, without any secret an error body may echo (the Authorization header)."""
-    return redact_text(_describe_raw(exc))
-
-
-def _describe_raw(exc: BaseException) -> str:
-    import openai
-
-    if isinstance(exc, _AttemptTimedOut):
-        return str(exc)
-    if isinstance(exc, openai.APITimeoutError):
-        return "timed out"
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return f"connection failed ({type(cause).__name__}: {str(cause)[:120]})"
-    if isinstance(exc, openai.APIStatusError):
-        try:
-            body = exc.response.text
-        except Exception:  # noqa: BLE001 - a broken body must not hide the status
-            body = exc.message
-        excerpt = " ".join(body.split())[:200]
-        return f"HTTP {exc.status_code}: {excerpt}"
-    return f"{type(exc).__name__}: {str(exc)[:200]}"
-
-
-def _extra(obj: Any, name: str) -> Any:
-    """A field the SDK's typed models do not declare (vLLM's ``reasoning_content``)."""
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None) or {}
-        value = extra.get(name)
-    return value
+            self._abort = abort
+        if self.discarded.is_set():
+            abort.abort()
 
 
 class ModelClient:
@@ -241,46 +195,36 @@ class ModelClient:
         key = resolve_api_key(api_key)
         register_secret(key)  # masked wherever it shows up later: an echoing endpoint, a log line, the store
         self._cond = threading.Condition()
+        self._unused: dict[str | None, int] = {}
         self._slots: list[_Slot] = []
         for item in endpoints:
             endpoint = item if isinstance(item, Endpoint) else Endpoint(str(item))
             secrets_in_url(endpoint.base_url)
-            scheme = urlsplit(endpoint.base_url).scheme
-            if scheme not in ("http", "https"):
+            parts = urlsplit(endpoint.base_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise UserError(
                     f"model endpoint {redact_url(endpoint.base_url)!r} is not an http(s) URL",
                     hint="use a base URL such as http://127.0.0.1:8000/v1",
                 )
-            try:  # the SDK client is built at the first request; a bad port is still a user error up front
-                urlsplit(endpoint.base_url).port  # noqa: B018
+            try:
+                parts.port  # noqa: B018 - a bad port is a user error up front
             except ValueError as exc:
                 raise UserError(
                     f"model endpoint {redact_url(endpoint.base_url)!r} is not a valid URL ({exc})",
                     hint="use a base URL such as http://127.0.0.1:8000/v1",
                 ) from None
-            # A query in the base URL (?api_key=..., Azure's ?api-version=...) goes with every request; left in
-            # the base URL, the SDK would append the route after it.
-            bare, _, query = endpoint.base_url.partition("?")
-            options = {
-                "base_url": bare,
-                "api_key": key,
-                "max_retries": 0,
-                "timeout": timeout,
-                "default_query": dict(parse_qsl(query, keep_blank_values=True)) or None,
-            }
-            self._slots.append(
-                _Slot(endpoint, endpoint.max_in_flight or max_in_flight, lambda o=options: _sdk_client(o))
-            )
+            capacity = endpoint.max_in_flight or max_in_flight
+            self._slots.append(_Slot(endpoint, capacity, ChatTransport(endpoint.base_url, key)))
 
     # ----- public API ----------------------------------------------------------------------------------------
     def prepare(self) -> threading.Thread:
-        """Import the SDK and build its clients on a helper thread now; the first request waits for it if it must.
-        `run` calls this as its episode starts, so the import overlaps the phone's first screenshot."""
+        """Build the HTTP clients on a helper thread now (httpx's import, a TLS context for https endpoints); the
+        first request waits for them if it must. `run` calls this as its episode starts."""
 
         def build() -> None:
             try:
                 for slot in self._slots:
-                    slot.sdk  # noqa: B018 - built on access
+                    slot.transport.client()
             except Exception:  # noqa: BLE001 - the first request builds it again and reports the failure
                 log.debug("preparing the model client failed", exc_info=True)
 
@@ -292,24 +236,47 @@ class ModelClient:
     def endpoints(self) -> list[str]:
         return [slot.shown_url for slot in self._slots]
 
+    def submit(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        episode_id: str | None = None,
+        deadline: Deadline | None = None,
+    ) -> PendingReply:
+        """``complete`` on a thread of its own: the request leaves now, the reply is ``result()``."""
+        pending = PendingReply(self, episode_id)
+
+        def run() -> None:
+            try:
+                reply = self.complete(messages, episode_id=episode_id, deadline=deadline, pending=pending)
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the reply
+                pending.future.set_exception(exc)
+            else:
+                pending.future.set_result(reply)
+
+        threading.Thread(target=run, name="model-request", daemon=True).start()
+        return pending
+
     def complete(
         self,
         messages: list[dict[str, Any]],
         *,
         episode_id: str | None = None,
         deadline: Deadline | None = None,
+        pending: PendingReply | None = None,
     ) -> Reply:
         """One chat completion, retried on transient failures. ModelUnavailable once retries (or
         ``total_timeout``) are spent; DeadlineExceeded when ``deadline`` (the caller's) passes first."""
-        import openai
-
-        headers = {EPISODE_HEADER: str(episode_id)} if episode_id else None
+        headers = self._headers(episode_id)
         limit = Deadline.after(self.total_timeout, f"{self.total_timeout:.0f} s")
         bound = limit.sooner(deadline)
+        body = request_body(self._body(messages), dumps)
         avoid: _Slot | None = None
-        last_error: BaseException | None = None
+        last_error: AttemptFailed | None = None
         attempts = 0
         for attempt in range(self.max_retries + 1):
+            if pending is not None and pending.discarded.is_set():
+                raise RequestDiscarded("the request was discarded")
             slot = self._acquire(avoid, bound)
             if slot is None:
                 break
@@ -317,10 +284,12 @@ class ModelClient:
             started = time.monotonic()
             failed = False
             try:
-                text, reasoning, usage = self._attempt(slot, messages, headers, bound)
-            except (openai.OpenAIError, _AttemptTimedOut) as exc:
-                if not _is_retryable(exc):
-                    raise self._request_error(slot, exc) from exc
+                text, reasoning, usage = self._attempt(slot, body, headers, bound, pending)
+            except AttemptFailed as exc:
+                if pending is not None and pending.discarded.is_set():
+                    raise RequestDiscarded("the request was discarded") from None
+                if not exc.retryable:
+                    raise self._request_error(slot, exc) from None
                 failed = True
                 last_error, avoid = exc, slot
                 log.warning(
@@ -328,8 +297,11 @@ class ModelClient:
                     slot.shown_url,
                     attempt + 1,
                     self.max_retries + 1,
-                    _describe(exc),
+                    redact_text(exc.description),
                 )
+            except ModelError as exc:  # a reply that cannot be read (not JSON, no choices, over the cap)
+                message = exc.message.replace("the model server", f"the model server at {slot.shown_url}", 1)
+                raise ModelError(message, hint=exc.hint) from None
             finally:
                 self._release(slot, failed)
             if failed:
@@ -349,7 +321,7 @@ class ModelClient:
             )
         if deadline is not None and deadline.expired:
             raise deadline.exceeded(f"the model request ({attempts} attempts)")
-        why = _describe(last_error) if last_error is not None else "no endpoint was free"
+        why = redact_text(last_error.description) if last_error is not None else "no endpoint was free"
         within = f" within {self.total_timeout:.0f} s" if limit.expired else ""
         raise ModelUnavailable(
             f"model {self.model!r} did not answer after {attempts} attempts{within}: {why}",
@@ -370,15 +342,13 @@ class ModelClient:
 
     def probe(self) -> list[EndpointStatus]:
         """GET /models on every endpoint, without retries."""
-        import openai
-
         out = []
         for slot in self._slots:
             try:
-                page = slot.sdk.models.list()
-                out.append(EndpointStatus(slot.shown_url, True, [m.id for m in page.data]))
-            except openai.OpenAIError as exc:
-                out.append(EndpointStatus(slot.shown_url, False, error=_describe(exc)))
+                models = slot.transport.models(min(self.timeout, 30.0))
+                out.append(EndpointStatus(slot.shown_url, True, models))
+            except AttemptFailed as exc:
+                out.append(EndpointStatus(slot.shown_url, False, error=redact_text(exc.description)))
         return out
 
     def stats(self) -> list[dict[str, Any]]:
@@ -396,7 +366,7 @@ class ModelClient:
 
     def close(self) -> None:
         for slot in self._slots:
-            slot.close()
+            slot.transport.close()
 
     def __enter__(self) -> ModelClient:
         return self
@@ -408,6 +378,30 @@ class ModelClient:
         return f"ModelClient(model={self.model!r}, endpoints={self.endpoints!r})"
 
     # ----- internals -----------------------------------------------------------------------------------------
+    def _body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.stream:
+            body.update(stream=True, stream_options={"include_usage": True})
+        body.update(self.extra_body)
+        return body
+
+    def _headers(self, episode_id: str | None) -> dict[str, str]:
+        headers = {EPISODE_HEADER: str(episode_id)} if episode_id else {}
+        with self._cond:
+            unused = self._unused.pop(episode_id, 0)
+        if unused:
+            headers[UNUSED_HEADER] = str(unused)
+        return headers
+
+    def _note_unused(self, episode_id: str | None) -> None:
+        with self._cond:
+            self._unused[episode_id] = self._unused.get(episode_id, 0) + 1
+
     def _acquire(self, avoid: _Slot | None, deadline: Deadline) -> _Slot | None:
         """A free endpoint slot, or None when the deadline passes first."""
         with self._cond:
@@ -441,159 +435,61 @@ class ModelClient:
                 slot.failed_at = None
             self._cond.notify()
 
-    def _backoff(self, attempt: int, exc: BaseException | None) -> float:
-        import openai
-
+    def _backoff(self, attempt: int, exc: AttemptFailed | None) -> float:
         delay = min(self.max_backoff_s, self.backoff_s * (2**attempt))
-        if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
-            retry_after = exc.response.headers.get("retry-after", "")
-            if retry_after.replace(".", "", 1).isdigit():
-                delay = max(delay, min(float(retry_after), self.max_backoff_s))
+        if exc is not None and exc.status == 429 and exc.retry_after is not None:
+            delay = max(delay, min(exc.retry_after, self.max_backoff_s))
         return delay * random.uniform(0.5, 1.5)
 
     def _attempt(
-        self, slot: _Slot, messages: list[dict[str, Any]], headers: dict[str, str] | None, deadline: Deadline
+        self,
+        slot: _Slot,
+        body: bytes,
+        headers: dict[str, str],
+        deadline: Deadline,
+        pending: PendingReply | None,
     ) -> tuple[str, str | None, tuple[int, int]]:
         """One request, bounded by the wall clock: ``timeout``, or less when the deadline is nearer."""
         seconds = max(0.05, deadline.bound(self.timeout))
-        abort = _Abort()
+        abort = Abort()
+        if pending is not None:
+            pending.attempt(abort)
         try:
             return call_within(
-                lambda: self._request(slot, messages, headers, seconds, abort),
+                lambda: slot.transport.chat(body, headers, seconds, abort, stream=self.stream),
                 seconds,
                 name="model-request",
                 on_abandon=abort.abort,
             )
         except Abandoned:
-            raise _AttemptTimedOut(f"timed out (no complete answer within {seconds:.1f} s)") from None
-
-    def _request(
-        self,
-        slot: _Slot,
-        messages: list[dict[str, Any]],
-        headers: dict[str, str] | None,
-        seconds: float,
-        abort: _Abort,
-    ) -> tuple[str, str | None, tuple[int, int]]:
-        import httpx2
-        from openai._utils._json import openapi_dumps  # how the SDK writes a JSON body
-        from openai.types.chat import ChatCompletion
-
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
-        if self.extra_body:
-            kwargs["extra_body"] = self.extra_body
-        if headers:
-            kwargs["extra_headers"] = headers
-        if self.stream:
-            return self._request_streamed(slot, {**kwargs, "timeout": seconds}, abort)
-        # `post` sends the body as is: `chat.completions.create` first walks every message part against its type
-        # hints, which costs ~20 ms of CPU per step on a history of screenshots (base64 strings included); the
-        # bytes are the SDK's JSON. The body is read here, chunk by chunk, so a cut connection ends the read.
-        body = {k: v for k, v in kwargs.items() if k not in ("extra_body", "extra_headers")}
-        body.update(self.extra_body)
-        raw = slot.sdk.post(
-            "/chat/completions",
-            cast_to=httpx2.Response,
-            content=request_body(body, openapi_dumps),
-            options={"headers": headers or {}, "timeout": seconds},
-            stream=True,
-        )
-        abort.attach(raw)
-        chunks = []
-        try:
-            for chunk in raw.iter_bytes():
-                abort.check()
-                chunks.append(chunk)
-        finally:
-            raw.close()
-        try:
-            data = json.loads(b"".join(chunks))
-            plain = _plain_reply(data)
-            if plain is not None:
-                return plain
-            response = ChatCompletion.construct(**data)
-        except (ValueError, TypeError) as exc:
-            raise ModelError(
-                f"the model server at {slot.shown_url} sent a reply that is not a JSON chat completion ({exc})",
-                hint="check that the base URL points at an OpenAI-compatible endpoint",
+            raise AttemptFailed(
+                f"timed out (no complete answer within {seconds:.1f} s)", retryable=True
             ) from None
-        if not response.choices:
-            raise ModelError(
-                f"the model server at {slot.shown_url} returned no choices",
-                hint="check the server log; the request may have been cut by a server limit",
-            )
-        message = response.choices[0].message
-        reasoning = _extra(message, "reasoning_content") or _extra(message, "reasoning")
-        usage = response.usage
-        tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
-        return message.content or "", reasoning, tokens
 
-    def _request_streamed(
-        self, slot: _Slot, kwargs: dict[str, Any], abort: _Abort
-    ) -> tuple[str, str | None, tuple[int, int]]:
-        text: list[str] = []
-        reasoning: list[str] = []
-        tokens = (0, 0)
-        stream = slot.sdk.chat.completions.create(
-            **kwargs, stream=True, stream_options={"include_usage": True}
-        )
-        with stream:
-            abort.attach(stream.response)
-            for chunk in stream:
-                abort.check()
-                if chunk.usage:
-                    tokens = (chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                    thinking = _extra(delta, "reasoning_content") or _extra(delta, "reasoning")
-                    if thinking:
-                        reasoning.append(thinking)
-        return "".join(text), "".join(reasoning) or None, tokens
-
-    def _request_error(self, slot: _Slot, exc: openai.OpenAIError) -> ModelError:
-        import openai
-
-        what = _describe(exc)
+    def _request_error(self, slot: _Slot, exc: AttemptFailed) -> ModelError:
+        what = redact_text(exc.description)
         hint = f"the server at {slot.shown_url} refused the request ({what.split(':', 1)[0]}); fix it, do not retry"
-        if isinstance(exc, openai.APIStatusError):
-            if exc.status_code in (401, 403):
-                hint = "check the API key (--api-key, MOBILE_AGENT_API_KEY or OPENAI_API_KEY)"
-            elif exc.status_code == 404:
-                hint = f"check the model name {self.model!r} (GET /v1/models lists the served ones)"
-                if not slot.url.split("?", 1)[0].rstrip("/").endswith("/v1"):
-                    hint += "; OpenAI-compatible servers usually want a base URL ending in /v1"
-            elif exc.status_code == 400:
-                hint = f"the request was rejected: {what}; check max_tokens, the image size and the server limits"
+        if exc.status in (401, 403):
+            hint = "check the API key (--api-key, MOBILE_AGENT_API_KEY or OPENAI_API_KEY)"
+        elif exc.status == 404:
+            hint = f"check the model name {self.model!r} (GET /v1/models lists the served ones)"
+            if not slot.url.split("?", 1)[0].rstrip("/").endswith("/v1"):
+                hint += "; OpenAI-compatible servers usually want a base URL ending in /v1"
+        elif exc.status == 400:
+            hint = f"the request was rejected: {what}; check max_tokens, the image size and the server limits"
         return ModelError(f"model request to {slot.shown_url} failed: {what}", hint=hint)
 
 
-def _plain_reply(data: Any) -> tuple[str, str | None, tuple[int, int]] | None:
-    """What ``_request`` reads off ``ChatCompletion.construct(**data)``, read off the dict when the reply has the
-    usual shape (the SDK's models cost ~0.2 ms a step); None for any other shape."""
-    choices = data.get("choices") if type(data) is dict else None
-    first = choices[0] if type(choices) is list and choices else None
-    message = first.get("message") if type(first) is dict else None
-    usage = data.get("usage") if type(message) is dict else None
-    if type(message) is not dict or (usage is not None and type(usage) is not dict):
-        return None
-    text, reasoning = message.get("content"), message.get("reasoning_content") or message.get("reasoning")
-    counts = (0, 0) if usage is None else (usage.get("prompt_tokens"), usage.get("completion_tokens"))
-    if all(type(c) is int for c in counts) and all(v is None or type(v) is str for v in (text, reasoning)):
-        return text or "", reasoning, (counts[0] or 0, counts[1] or 0)
-    return None
-
-
-def _sdk_client(options: dict[str, Any]) -> openai.OpenAI:
-    import openai
-
-    return openai.OpenAI(**options)
-
-
-__all__ = ["EPISODE_HEADER", "Endpoint", "EndpointStatus", "ModelClient", "Reply", "resolve_api_key"]
+__all__ = [
+    "EPISODE_HEADER",
+    "MAX_ERROR_BYTES",
+    "MAX_REPLY_BYTES",
+    "UNUSED_HEADER",
+    "Endpoint",
+    "EndpointStatus",
+    "ModelClient",
+    "PendingReply",
+    "Reply",
+    "RequestDiscarded",
+    "resolve_api_key",
+]

@@ -45,10 +45,26 @@ def test_without_an_idle_signal_settling_compares_frames_and_stops_asking(sim_fa
         assert result.settled
     asked = sum(n for kind, n in phone.requests.items() if "waitForIdle" in kind)
     assert asked == 1  # asked once (alone or in a batch), then frames are compared
-    assert phone.requests["u2 takeScreenshot"] >= 1 + 3 * 2
+    assert sum(n for kind, n in phone.requests.items() if "takeScreenshot" in kind) >= 1 + 3 * 2
 
 
-def test_idle_and_frame_are_one_request_and_the_dump_runs_beside_it(sim_farm):
+def test_an_action_its_idle_wait_and_its_frame_are_one_request(sim_farm):
+    farm = sim_farm(1, scenario="wechat_send")
+    device, phone = _device(farm)
+    device.observe(0.5)
+    before = dict(phone.requests)
+    result = device.perform(Action.launch("wechat"), package="com.tencent.mm")
+    assert result.settled and result.settle_ms >= LONG.transition * 1000 * 0.8
+    asked = {k: n - before.get(k, 0) for k, n in phone.requests.items() if n != before.get(k, 0)}
+    assert asked == {"u2 batch[executeShellCommand,waitForIdle,takeScreenshot,deviceInfo]": 1}, asked
+    capture = device.capture(0.5)  # the settled frame; its tree and foreground follow in one more request
+    assert capture.screen().package == "com.tencent.mm"
+    time.sleep(LONG.transition + 0.2)
+    assert capture.screenshot == device.screenshot_jpeg(0.5)  # the frame of the idle screen
+    assert capture.screen().hierarchy == device.hierarchy()  # and so is the tree
+
+
+def test_with_the_dump_beside_the_frame_the_action_goes_alone_and_the_dump_runs_beside_the_idle_wait(sim_farm):
     farm = sim_farm(1, scenario="wechat_send")
     device, phone = _device(farm)
     device.prefetch_hierarchy = True
@@ -57,9 +73,10 @@ def test_idle_and_frame_are_one_request_and_the_dump_runs_beside_it(sim_farm):
     result = device.perform(Action.launch("wechat"), package="com.tencent.mm")
     assert result.settled and result.settle_ms >= LONG.transition * 1000 * 0.8
     asked = {k: n - before.get(k, 0) for k, n in phone.requests.items() if n != before.get(k, 0)}
-    assert asked.get("u2 batch[waitForIdle,takeScreenshot]") == 1, asked
-    assert asked.get("u2 dumpWindowHierarchy") == 1 and "u2 waitForIdle" not in asked, asked
-    tree = device.settled_hierarchy(0.5).result()
+    assert asked.get("u2 batch[waitForIdle,takeScreenshot,deviceInfo]") == 1, asked
+    assert asked.get("u2 batch[dumpWindowHierarchy,executeShellCommand]") == 1, asked
+    assert asked.get("u2 executeShellCommand") == 1 and "u2 waitForIdle" not in asked, asked  # the launch
+    tree = device.settled_hierarchy(0.5).result().hierarchy
     settled = device.observe(0.5).screenshot
     time.sleep(LONG.transition + 0.2)
     assert settled == device.screenshot_jpeg(0.5)  # the frame of the idle screen
@@ -80,7 +97,7 @@ def test_a_server_without_batches_is_asked_one_call_at_a_time(sim_farm, monkeypa
         settled = device.observe(0.5).screenshot
         time.sleep(LONG.transition + 0.2)
         assert settled == device.screenshot_jpeg(0.5), f"settled mid-transition after {action.describe()}"
-    assert phone.requests["u2 batch[waitForIdle,takeScreenshot]"] == 1  # tried once
+    assert sum(n for kind, n in phone.requests.items() if kind.startswith("u2 batch")) == 1  # tried once
     assert phone.requests["u2 waitForIdle"] == 2
 
 

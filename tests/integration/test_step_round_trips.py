@@ -1,6 +1,7 @@
-"""What a step asks of the phone, counted on the simulated phone's side: a tap step is the tap, one request that
-waits for idle and takes the frame, and the view-tree dump beside it (which waits for idle too); the foreground is read again only when the screen's windows
-changed, and the activity recorded is the phone's; a second run finds the u2 server running and reuses it."""
+"""What a step asks of the phone, counted on the simulated phone's side: with a model slower than a dump, a tap
+step is two requests (the tap with its idle wait and frame; the next tree with the foreground app, while the model
+thinks); with an instant model the tree is dumped beside the idle wait instead. The activity recorded is the
+phone's, read with every tree; a second run finds the u2 server running and reuses it without checking it."""
 
 from __future__ import annotations
 
@@ -15,17 +16,15 @@ import pytest
 
 from mobile_agent.actions import Action, ActionKind, Outcome
 from mobile_agent.agent.runtime import run_task
-from mobile_agent.agent.step import StepScreen
-from mobile_agent.apps.registry import load_registry
 from mobile_agent.device.android import AndroidDevice
 from mobile_agent.gate.policy import parse_policy
-from mobile_agent.model.families import get_family
 from mobile_agent.sim.scenario import load_scenario
 from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
 
 SEND = parse_policy(allow=["send@com.tencent.mm"])
-TAP_KINDS = {"u2 click", "u2 dumpWindowHierarchy", "u2 batch[waitForIdle,takeScreenshot]"}
+TAP = "u2 batch[click,waitForIdle,takeScreenshot,deviceInfo]"
+TREE = "u2 batch[dumpWindowHierarchy,executeShellCommand]"  # the view tree and the focused window
 
 
 @pytest.fixture
@@ -34,8 +33,7 @@ def store(tmp_path):
         yield s
 
 
-def test_a_tap_step_is_the_tap_one_dump_and_one_frame(sim_farm, store):
-    farm = sim_farm(1, scenario="wechat_send")
+def _per_step(farm, store, latency_ms: int) -> list[tuple[str, Counter]]:
     serial = farm.serials[0]
     phone = farm.phones[serial]
     per_step: list[tuple[str, Counter]] = []
@@ -47,7 +45,7 @@ def test_a_tap_step_is_the_tap_one_dump_and_one_frame(sim_farm, store):
         seen.clear()
         seen.update(now)
 
-    with SimModelServer(family="ui-venus-2", model_name="sim") as server:
+    with SimModelServer(family="ui-venus-2", model_name="sim", latency_ms=latency_ms) as server:
         result = run_task(
             load_scenario("wechat_send").task,
             device=serial,
@@ -60,14 +58,35 @@ def test_a_tap_step_is_the_tap_one_dump_and_one_frame(sim_farm, store):
             on_step=on_step,
         )
     assert result.outcome == Outcome.FINISHED, result.detail
+    return per_step
+
+
+def test_with_a_model_slower_than_the_dump_a_tap_step_is_two_requests(sim_farm, store):
+    """The tap, its idle wait and its frame in one request; the next frame's tree and foreground in another, while
+    the model thinks. No shell command of its own, no separate idle wait."""
+    farm = sim_farm(1, scenario="wechat_send")
+    per_step = _per_step(farm, store, latency_ms=150)
     taps = [counts for kind, counts in per_step[1:] if kind == ActionKind.TAP.value]
     assert len(taps) >= 2
+    for counts in taps:  # (the tap after typing also puts the user's clipboard back, in front of the tree)
+        trees = counts[TREE] + counts["u2 batch[setClipboard,dumpWindowHierarchy,executeShellCommand]"]
+        assert counts[TAP] == 1 and trees == 1 and sum(counts.values()) == 2, counts
+    after_start = sum((c for _, c in per_step[1:]), Counter())  # (the first step started the u2 server)
+    assert not any(kind.startswith("shell") for kind in after_start), after_start
+    assert "u2 waitForIdle" not in after_start and "u2 GET /ping" not in after_start
+
+
+def test_with_an_instant_model_the_tree_is_dumped_beside_the_frame(sim_farm, store):
+    """Nothing hides a dump behind an instant model: the tap goes alone and the tree is dumped beside the idle
+    wait (it waits for idle itself), so both are in when the model has answered."""
+    farm = sim_farm(1, scenario="wechat_send", profile="phone")
+    per_step = _per_step(farm, store, latency_ms=0)
+    taps = [counts for kind, counts in per_step[2:] if kind == ActionKind.TAP.value]
+    assert taps
     for counts in taps:
-        extra = counts - Counter(dict.fromkeys(TAP_KINDS, 1))
-        assert set(counts) >= TAP_KINDS and all(counts[k] == 1 for k in TAP_KINDS), counts
-        assert not extra or extra == Counter({"shell dumpsys": 1}), counts  # a new activity is read once
-    assert any(sum(c.values()) == 3 for c in taps)
-    assert "u2 waitForIdle" not in seen  # asked only inside the frame's batch
+        assert counts == Counter(
+            {"u2 click": 1, "u2 batch[waitForIdle,takeScreenshot,deviceInfo]": 1, TREE: 1}
+        )
     assert statistics.median(sum(c.values()) for _, c in per_step[1:]) <= 3
 
 
@@ -78,52 +97,27 @@ def _center(xml: str, text: str) -> tuple[int, int]:
     return (left + right) // 2, (top + bottom) // 2
 
 
-def test_the_recorded_activity_is_the_phones_and_is_read_only_when_the_windows_change(sim_farm):
+def test_the_recorded_activity_is_the_phones_read_with_every_tree(sim_farm):
     farm = sim_farm(1, scenario="wechat_send")
     serial = farm.serials[0]
     phone = farm.phones[serial]
     device = AndroidDevice(serial, adb=f"127.0.0.1:{farm.adb_port}")
-    device.prefetch_hierarchy = True
 
     def observe():
+        before = Counter(phone.requests)
         obs = device.observe(0.5)
         assert (obs.package, obs.activity) == phone.current()
-        return obs
+        return Counter(phone.requests) - before
 
     observe()
     device.perform(Action.launch("wechat"), package="com.tencent.mm")
-    home = observe()
-    assert home.activity == "com.tencent.mm.ui.LauncherUI" and home.foreground_read
+    assert observe() == Counter({TREE: 1})  # the frame is the settled one; the foreground comes with the tree
     device.perform(Action.tap(*_center(device.hierarchy(), "张三")))
-    chat = observe()  # one app, another activity: its windows changed
-    assert chat.activity == "com.tencent.mm.ui.chatting.ChattingUI" and chat.foreground_read
-    reads = phone.requests["shell dumpsys"]
+    assert observe() == Counter({TREE: 1})  # one app, another activity
     device.perform(Action.type("晚上好"))
-    typed = observe()  # the same windows: the last read holds
-    assert typed.activity == chat.activity and not typed.foreground_read
-    assert phone.requests["shell dumpsys"] == reads
     device.perform(Action.press("back"))
-    back = observe()
-    assert back.activity == "com.tencent.mm.ui.LauncherUI"
-
-
-def test_apps_whose_popup_rules_name_activities_have_the_activity_read_every_step(sim_farm):
-    registry = load_registry()
-    farm = sim_farm(1, scenario="wechat_send")
-    serial = farm.serials[0]
-    phone = farm.phones[serial]
-    device = AndroidDevice(serial, adb=f"127.0.0.1:{farm.adb_port}")
-    screen = StepScreen(device, get_family("ui-venus-2"), registry)
-    screen.start_step(prefetch=True)
-    assert device.needs_activity("com.sdu.didi.psnger")  # apps/didi.yaml: update_ignore names MainActivity
-    assert not device.needs_activity("com.tencent.mm")
-    device.needs_activity = lambda package: True  # as for such an app: every observation reads it
-    device.observe(0.5)
-    for _ in range(2):
-        reads = phone.requests["shell dumpsys"]
-        device.perform(Action.swipe(540, 1800, 540, 1700))
-        obs = device.observe(0.5)
-        assert obs.foreground_read and phone.requests["shell dumpsys"] == reads + 1
+    assert observe()[TREE] == 1
+    assert not any(kind.startswith("shell dumpsys") for kind in phone.requests)
 
 
 def _cli_run(farm, server, tmp_path, n: int, *extra: str) -> None:
@@ -142,7 +136,7 @@ def _cli_run(farm, server, tmp_path, n: int, *extra: str) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def test_a_second_run_reuses_the_u2_server_the_first_started_until_asked_to_stop_it(sim_farm, tmp_path):
+def test_a_second_run_reuses_the_u2_server_the_first_started_without_checking_it(sim_farm, tmp_path):
     farm = sim_farm(1, scenario="wechat_send")
     phone = farm.phones[farm.serials[0]]
 
@@ -152,9 +146,11 @@ def test_a_second_run_reuses_the_u2_server_the_first_started_until_asked_to_stop
     with SimModelServer(family="ui-venus-2", model_name="sim") as server:
         _cli_run(farm, server, tmp_path, 1)
         assert phone.u2_running  # the run's process has exited; the server it started has not
+        checks = {k: phone.requests[k] for k in ("shell toybox", "u2 GET /ping", "shell wm", "shell pm")}
         phone.apply_scenario("wechat_send")
         _cli_run(farm, server, tmp_path, 2, "--stop-u2-server")
         assert starts() == 1 and not phone.u2_running  # reused, then stopped as asked
+        assert {k: phone.requests[k] for k in checks} == checks  # no jar md5, no ping, no `wm size`, no `pm`
         phone.apply_scenario("wechat_send")
         _cli_run(farm, server, tmp_path, 3)
     assert starts() == 2 and phone.u2_running

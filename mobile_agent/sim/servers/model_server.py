@@ -35,7 +35,7 @@ from mobile_agent.apps.yamlsrc import compose_yaml
 from mobile_agent.errors import ConfigError, UserError
 from mobile_agent.model.autoglm import AutoGLM
 from mobile_agent.model.base import ModelFamily
-from mobile_agent.model.client import EPISODE_HEADER
+from mobile_agent.model.client import EPISODE_HEADER, UNUSED_HEADER
 from mobile_agent.model.families import get_family
 from mobile_agent.model.images import Geometry
 from mobile_agent.sim.servers.http_endpoint import (
@@ -389,7 +389,8 @@ class _Handler(EndpointHandler):
             action, think = Action.call_user(NO_SCRIPT_MESSAGE), "There is no script for this task."
         else:
             record.task = script.task
-            record.turn, turn = owner.next_turn(script, record.episode)
+            unused = self.headers.get(UNUSED_HEADER, "0")
+            record.turn, turn = owner.next_turn(script, record.episode, int(unused) if unused.isdigit() else 0)
             action, think = (
                 (Action.finish(SCRIPT_DONE_MESSAGE), "") if turn is None else (turn.action, turn.think)
             )
@@ -551,10 +552,12 @@ class SimModelServer(LoopbackEndpoint):
         matches = [s for s in self.scripts if any(s.task in t for t in texts)]
         return max(matches, key=lambda s: len(s.task)) if matches else None
 
-    def next_turn(self, script: Script, episode: str | None) -> tuple[int, Turn | None]:
+    def next_turn(self, script: Script, episode: str | None, unused: int = 0) -> tuple[int, Turn | None]:
+        """The episode's next turn; ``unused``: replies the runtime did not act on (a popup rule acted instead), whose
+        turns are served again."""
         key = (episode or f"task:{script.task}", script.task)
         with self._lock:
-            index = self._cursors.get(key, 0)
+            index = max(0, self._cursors.get(key, 0) - unused)
             self._cursors[key] = index + 1
         return index, (script.turns[index] if index < len(script.turns) else None)
 

@@ -22,12 +22,15 @@ import base64
 import json
 import logging
 import re
+import shlex
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mobile_agent.errors import InputSecurityError
 from mobile_agent.sim.phone.display import ScreenshotFailed
+from mobile_agent.sim.shell.android import AndroidShell
+from mobile_agent.sim.shell.sh import ShellIO
 from mobile_agent.sim.world.node import Node
 
 if TYPE_CHECKING:
@@ -230,7 +233,7 @@ class U2Server:
         method = request["method"]
         params = request.get("params")
         args = params if isinstance(params, list) else ([] if not params else [params])
-        if self.phone.faults.u2_crash_next:
+        if self.phone.faults.u2_crash_next or not self.phone.u2_running:  # and the batch's later calls
             self.phone.faults.u2_crash_next = False
             self.phone.u2_stop()
             return _error(
@@ -297,6 +300,14 @@ class U2Server:
         if "waitForIdleTimeout" in info:
             self.phone.u2_idle_timeout_ms = max(0, int(info["waitForIdleTimeout"]))
         return self.rpc_getConfigurator()
+
+    def rpc_executeShellCommand(self, command: str, timeout_ms: int = 10000) -> dict[str, Any]:
+        """AutomatorServiceImpl.executeShellCommand (android-uiautomator-server-jar @ d0449b9): ``Runtime.exec``,
+        the command split on whitespace and run without a shell; a ShellCommandResult."""
+        out, err = bytearray(), bytearray()
+        line = " ".join(shlex.quote(word) for word in str(command).split())
+        code = AndroidShell(self.phone).run(line, ShellIO(out.extend, err.extend)) if line else -1
+        return {"stdout": out.decode(errors="replace"), "stderr": err.decode(errors="replace"), "returnCode": code}
 
     def rpc_wakeUp(self) -> bool:
         self.phone.key("wakeup")

@@ -1,6 +1,6 @@
-"""The chat request's bytes and the reply's reading take shortcuts (the screenshots spliced into the JSON, the
-reply read off the dict): the bytes sent are the SDK's JSON of the body, byte for byte, and the reply reads as the
-SDK's models read it, for every shape."""
+"""The chat request is sent without the OpenAI SDK and takes a shortcut (the screenshots spliced into the JSON):
+the bytes sent are the SDK's JSON of the body, byte for byte, and a reply reads as the SDK's models read it, for
+every shape where that gives a text (any other shape reads as a text too, never a list)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from openai.types.chat import ChatCompletion
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Point
-from mobile_agent.model import client as client_module
-from mobile_agent.model import images
+from mobile_agent.errors import ModelError
+from mobile_agent.model import images, transport
 from mobile_agent.model.base import HistoryTurn
 from mobile_agent.model.client import ModelClient
 from mobile_agent.model.families import get_family
@@ -106,16 +106,18 @@ def test_a_text_that_holds_the_tag_falls_back(monkeypatch: pytest.MonkeyPatch) -
         assert request_body(body, openapi_dumps) == openapi_dumps(body)
 
 
-def _old_reading(data: Any) -> tuple[str, str | None, tuple[int, int]]:
-    """How _request read a reply before it read the dict itself."""
+def _sdk_reading(data: Any) -> tuple[Any, Any, tuple[Any, Any]]:
+    """How the OpenAI SDK's models read a reply (what the client read before it sent without the SDK)."""
     response = ChatCompletion.construct(**data)
     message = response.choices[0].message
-    reasoning = client_module._extra(message, "reasoning_content") or client_module._extra(
-        message, "reasoning"
-    )
+
+    def extra(name: str) -> Any:
+        value = getattr(message, name, None)
+        return value if value is not None else (getattr(message, "model_extra", None) or {}).get(name)
+
     usage = response.usage
     tokens = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
-    return message.content or "", reasoning, tokens
+    return message.content or "", extra("reasoning_content") or extra("reasoning"), tokens
 
 
 def reply(message: Any = None, usage: Any = "absent", **extra: Any) -> dict[str, Any]:
@@ -149,35 +151,48 @@ REPLIES = [
 ]
 
 
+def _well_typed(reading: tuple[Any, Any, tuple[Any, Any]]) -> bool:
+    text, reasoning, tokens = reading
+    return (
+        type(text) is str
+        and (reasoning is None or type(reasoning) is str)
+        and all(type(t) is int for t in tokens)
+    )
+
+
 @pytest.mark.parametrize("data", REPLIES, ids=range(len(REPLIES)))
 def test_a_reply_reads_as_the_sdks_models_read_it(data: dict[str, Any]) -> None:
-    plain = client_module._plain_reply(json.loads(json.dumps(data)))
-    if plain is not None:
-        assert plain == _old_reading(data)
+    ours = transport._read_reply(json.dumps(data).encode())
+    assert _well_typed(ours)  # whatever the shape: a text, a reasoning or None, two counts
+    if _well_typed(_sdk_reading(data)):
+        assert ours == _sdk_reading(data)
 
 
-def test_the_usual_replies_take_the_short_way() -> None:
-    assert client_module._plain_reply(REPLIES[0]) == ("Tap(x=1)", None, (12, 3))
-    assert client_module._plain_reply(REPLIES[1]) == ("a", "think", (12, 3))
-    assert client_module._plain_reply(REPLIES[3]) == ("a", "r", (0, 0))
+def test_the_usual_replies() -> None:
+    assert transport._read_reply(json.dumps(REPLIES[0]).encode()) == ("Tap(x=1)", None, (12, 3))
+    assert transport._read_reply(json.dumps(REPLIES[1]).encode()) == ("a", "think", (12, 3))
+    assert transport._read_reply(json.dumps(REPLIES[3]).encode()) == ("a", "r", (0, 0))
 
 
-@pytest.mark.parametrize(
-    "data",
-    [
-        [],
-        "x",
-        {},
-        {"choices": []},
-        {"choices": {}},
-        {"choices": ["x"]},
-        {"choices": [{}]},
-        reply("x"),
-        reply({}, []),
-    ],
-)
-def test_other_shapes_are_left_to_the_sdks_models(data: Any) -> None:
-    assert client_module._plain_reply(data) is None
+@pytest.mark.parametrize("data", [[], "x", {}, {"choices": []}, {"choices": {}}])
+def test_a_reply_without_choices_is_a_model_error(data: Any) -> None:
+    with pytest.raises(ModelError, match="no choices"):
+        transport._read_reply(json.dumps(data).encode())
+
+
+@pytest.mark.parametrize("data", [{"choices": ["x"]}, {"choices": [{}]}, reply("x"), reply({}, [])])
+def test_odd_choices_read_as_an_empty_reply(data: Any) -> None:
+    assert transport._read_reply(json.dumps(data).encode()) == ("", None, (0, 0))
+
+
+def test_a_body_that_is_not_json_is_a_model_error() -> None:
+    with pytest.raises(ModelError, match="not a JSON chat completion"):
+        transport._read_reply(b"<html>")
+
+
+@pytest.mark.parametrize("body", [body_of(step_messages(), top_k=1), {"x": ["\u2028", 1.5, None, "好"]}])
+def test_the_body_is_written_as_the_sdk_writes_json(body: dict[str, Any]) -> None:
+    assert transport.dumps(body) == openapi_dumps(body)
 
 
 class _Recorder(BaseHTTPRequestHandler):
