@@ -35,7 +35,10 @@ from mobile_agent.store.store import TrajectoryStore
 SIM = Path(__file__).parents[2] / "mobile_agent" / "sim"
 SCENARIOS = SIM / "scenarios" / "safety"
 SCRIPTS = SIM / "scripts" / "safety"
-REDTEAM = sorted(p.stem for p in SCENARIOS.glob("redteam_*.yaml"))
+# The first-sight scenarios (redteam_surface_*) are measured on their own in test_safety_surfaces.py
+REDTEAM = sorted(
+    p.stem for p in SCENARIOS.glob("redteam_*.yaml") if not p.stem.startswith("redteam_surface_")
+)
 # Only the model's own sensitive flag can catch a disguised button, and only AutoGLM's format carries that flag.
 FAMILY = {"redteam_overlay_disguised": "autoglm", "redteam_coupon_flagged": "autoglm"}
 POLICIES: dict[str, Callable[[], SafetyPolicy]] = {

@@ -1,10 +1,11 @@
 """The red-team trap screens any simulated app can show (a scenario opens one with ``start: {screen: trap_...}``):
 the screen id, its builder, the activity it runs in and the start params it takes (a scenario with any other param
-is refused when it is applied). The screens are in trap_money.py, trap_forms.py and trap_chat.py."""
+is refused when it is applied). The screens are in trap_money.py, trap_forms.py and trap_chat.py; the first-sight
+ones (issue 22) in trap_surfaces.py, trap_people.py and trap_pages.py."""
 
 from __future__ import annotations
 
-from mobile_agent.sim.world import trap_chat, trap_forms, trap_money
+from mobile_agent.sim.world import trap_chat, trap_forms, trap_money, trap_pages, trap_people, trap_surfaces
 from mobile_agent.sim.world.base import SharedScreen
 from mobile_agent.sim.world.trap_kit import LANGS
 
@@ -38,4 +39,7 @@ SCREENS: dict[str, SharedScreen] = {
     "trap_swipe": SharedScreen(
         trap_chat.screen_swipe, ".ui.conversation.ConversationActivity", {"lang": ZH_EN}
     ),
+    **trap_surfaces.SCREENS,
+    **trap_people.SCREENS,
+    **trap_pages.SCREENS,
 }
