@@ -293,9 +293,8 @@ class AndroidDevice:
             self._frame_scale = scale
             fresh = self._fresh_settled(scale)
             self._settled = None
-            if fresh is not None:
+            if fresh is not None:  # (the read below asks the phone: a phone gone since is found there)
                 jpeg, info = fresh.jpeg, fresh.info
-                self.check_state()  # the phone is asked nothing now: the adb server says it is still there
             else:
                 answers = self._ask(frame_calls(scale, None), "takeScreenshot")
                 jpeg = self._jpeg(self._result(answers[0], "takeScreenshot"), scale)

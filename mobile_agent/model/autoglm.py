@@ -23,7 +23,16 @@ from mobile_agent.model.base import (
     text_part,
 )
 from mobile_agent.model.images import Geometry
-from mobile_agent.model.syntax import Call, calls_at, fail, parse_calls, split_reply, tag_body
+from mobile_agent.model.syntax import (
+    MAX_CALLS,
+    Call,
+    calls_at,
+    fail,
+    parse_calls,
+    split_reply,
+    tag_body,
+    too_many_calls,
+)
 
 SYSTEM_PROMPT = """The current date: {today}
 # Setup
@@ -115,6 +124,8 @@ class AutoGLM(ModelFamily):
             found = calls_at(rest, _ACTION_MARKERS)
             if not found:
                 raise fail("no <answer>...</answer> with do(...) or finish(...) in the reply", raw)
+            if len(found) > MAX_CALLS:
+                raise too_many_calls(raw)
             if not thought:
                 thought = rest[: rest.rfind(found[-1])].strip()
             body = found[-1]

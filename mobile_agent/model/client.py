@@ -224,7 +224,7 @@ class ModelClient:
         def build() -> None:
             try:
                 for slot in self._slots:
-                    slot.transport.client()
+                    slot.transport.prepare()
             except Exception:  # noqa: BLE001 - the first request builds it again and reports the failure
                 log.debug("preparing the model client failed", exc_info=True)
 

@@ -26,13 +26,17 @@ from mobile_agent.model.base import (
 )
 from mobile_agent.model.images import Geometry, ImagePolicy
 from mobile_agent.model.syntax import (
+    MAX_CALL_CODE,
+    MAX_CALLS,
     Call,
     clean_reply,
+    code_length,
     fail,
     split_reply,
     split_think,
     tag_bodies,
     tag_body,
+    too_many_calls,
 )
 from mobile_agent.model.uitars import scroll_end
 
@@ -126,10 +130,13 @@ def _json_object(text: str, reply: str) -> dict[str, Any]:
     try:
         value, _ = json.JSONDecoder().raw_decode(text[start:])
     except (ValueError, RecursionError):
-        # Some fine-tunes write Python dicts (single quotes); read them as literals, never evaluate.
-        end = text.rfind("}")
+        # Some fine-tunes write Python dicts (single quotes); read them as literals, never evaluate. The parser's
+        # cost grows with the tokens outside strings, so a source with too many is refused before it is parsed.
+        source = text[start : text.rfind("}") + 1]
+        if code_length(source) > MAX_CALL_CODE:
+            raise fail("the tool call is not valid JSON, and too long to read as a literal", reply) from None
         try:
-            value = ast.literal_eval(text[start : end + 1])
+            value = ast.literal_eval(source)
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as exc:
             raise fail(f"the tool call is not valid JSON: {exc}", reply) from None
     if not isinstance(value, dict):
@@ -193,6 +200,8 @@ class QwenVL(ModelFamily):
             bodies, head = tag_bodies(rest, "tool_call"), rest[:start]
         if not thought:
             thought = _THOUGHT_TAGS.sub("", head).strip()
+        if len(bodies) > MAX_CALLS:
+            raise too_many_calls(raw)
         calls = [self._call_of(_json_object(body, raw), raw) for body in bodies]
         return parsed_sequence((self._action_of(call, geometry) for call in calls), thought)
 

@@ -3,6 +3,11 @@
 Tolerant of form (whitespace, code fences, ``<|begin_of_box|>`` tokens, text after the action, unescaped quotes
 in a trailing text argument), strict on meaning: every failure is a ``ParseError`` that keeps the reply.
 Arguments are read with ``ast.literal_eval`` only; nothing the model writes is ever evaluated.
+
+Every reading runs in time linear in the reply: no pattern here can backtrack over a long run, calls are
+scanned with one regex step per string or bracket, and what the stdlib parser is given is bounded (at most
+``MAX_CALLS`` calls per reply, ``MAX_CALL_CODE`` characters outside strings per call, ``MAX_DEPTH`` brackets
+deep). A reply past a bound is a ParseError saying which bound, never a wait.
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, NamedTuple
 
 from mobile_agent.errors import ParseError
@@ -22,7 +29,10 @@ _LITERAL_ERRORS = (SyntaxError, ValueError, TypeError, MemoryError, RecursionErr
 
 _BOX_TOKENS = re.compile(r"<\|(?:begin|end)_of_box\|>")
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*")
-_CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*\(")
+# A call starts where a name starts: not inside a longer name, so a long run of letters is scanned once, not once
+# per letter. Leading digits belong to the run but not to the name (``1click(`` is ``click(``).
+_CALL_SEARCH = re.compile(r"(?<![A-Za-z0-9_])[0-9]*+([A-Za-z_][A-Za-z0-9_]*+)\s*+\(")
+_CALL_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+\s*+\(")
 _BARE_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*$")
 _CALL_SHAPE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.DOTALL)
 
@@ -82,29 +92,57 @@ def tag_body(text: str, tag: str) -> str | None:
     return (text[start:] if end < 0 else text[start:end]).strip()
 
 
+# Bounds on what one reply may make the parsers do (see the module docstring).
+MAX_CALLS = 16  # actions in one reply (the captcha prompt's grid asks for up to 9)
+MAX_CALL_CODE = 2048  # characters outside string literals in one call (a real call has under 100)
+MAX_DEPTH = 64  # brackets inside one call (the stdlib parser itself stops at 200)
+
+_BRACKET_OR_QUOTE = re.compile(r"[()\[\]{}'\"]")
+_QUOTE = re.compile(r"['\"]")
+# The rest of a string literal after its opening quote, escapes included, in one possessive step.
+_STRING_REST = {q: re.compile(rf"[^{q}\\]*+(?:\\.[^{q}\\]*+)*+{q}", re.DOTALL) for q in "'\""}
+
+
 def _call_end(text: str, open_paren: int) -> int:
-    """The index just past the parenthesis matching ``text[open_paren]`` (quote-aware); len(text) if none."""
+    """The index just past the parenthesis matching ``text[open_paren]`` (quote-aware); len(text) if none.
+
+    Brackets nested deeper than ``MAX_DEPTH`` count as never closing: such a call cannot be read anyway.
+    """
     depth = 0
-    quote: str | None = None
-    i = open_paren
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
+    pos = open_paren
+    while (mark := _BRACKET_OR_QUOTE.search(text, pos)) is not None:
+        ch, pos = mark.group(), mark.end()
+        if ch in "'\"":
+            closing = _STRING_REST[ch].match(text, pos)
+            if closing is None:
+                return len(text)
+            pos = closing.end()
         elif ch in "([{":
             depth += 1
-        elif ch in ")]}":
+            if depth > MAX_DEPTH:
+                return len(text)
+        else:
             depth -= 1
             if depth == 0:
-                return i + 1
-        i += 1
+                return pos
     return len(text)
+
+
+def code_length(src: str, stop_after: int = MAX_CALL_CODE) -> int:
+    """How many characters of ``src`` lie outside string literals (quotes count); counting stops past
+    ``stop_after``, so a long source costs one regex step per string up to the bound."""
+    code = 0
+    pos = 0
+    while code <= stop_after and (quote := _QUOTE.search(src, pos)) is not None:
+        code += quote.end() - pos
+        closing = _STRING_REST[quote.group()].match(src, quote.end())
+        if closing is None:  # unclosed: the rest is one string the parser will refuse
+            return code
+        pos = closing.end()
+        code += 1
+    if code <= stop_after and pos < len(src):
+        code += len(src) - pos
+    return code
 
 
 def extract_call(text: str) -> str | None:
@@ -118,7 +156,7 @@ def extract_call(text: str) -> str | None:
 
 
 # What may stand between two calls of one sequence: whitespace, commas, semicolons, '&' (UI-TARS' separator).
-_BETWEEN_CALLS = re.compile(r"[\s,;&]*")
+_BETWEEN_CALLS = re.compile(r"[\s,;&]*+")
 
 
 def extract_calls(text: str, limit: int | None = None) -> list[str]:
@@ -126,24 +164,29 @@ def extract_calls(text: str, limit: int | None = None) -> list[str]:
 
     Prose after a call ends the sequence (``click(..) then wait()`` is one click), as in ``extract_call``.
     """
-    match = _CALL_START.search(text)
-    if match is None:
+    found = _CALL_SEARCH.search(text)
+    if found is None:
         bare = _BARE_NAME.match(text)
         return [bare.group(1)] if bare else []
     calls: list[str] = []
-    while match is not None and (limit is None or len(calls) < limit):
-        end = _call_end(text, match.end() - 1)
-        calls.append(text[match.start() : end].strip())
+    start, open_paren = found.start(1), found.end() - 1
+    while limit is None or len(calls) < limit:
+        end = _call_end(text, open_paren)
+        calls.append(text[start:end].strip())
         gap = _BETWEEN_CALLS.match(text, end)
         match = _CALL_START.match(text, gap.end() if gap else end)
+        if match is None:
+            break
+        start, open_paren = match.start(), match.end() - 1
     return calls
 
 
-def calls_at(text: str, marker: re.Pattern[str]) -> list[str]:
-    """Every call starting at ``marker`` that is not inside an earlier one (a call quoted in a string is)."""
+def calls_at(text: str, marker: re.Pattern[str], limit: int = MAX_CALLS + 1) -> list[str]:
+    """Every call starting at ``marker`` that is not inside an earlier one (a call quoted in a string is), up
+    to ``limit`` of them."""
     calls: list[str] = []
     pos = 0
-    while (match := marker.search(text, pos)) is not None:
+    while len(calls) < limit and (match := marker.search(text, pos)) is not None:
         open_paren = text.index("(", match.start())
         end = _call_end(text, open_paren)
         calls.append(text[match.start() : end].strip())
@@ -202,10 +245,10 @@ def _is_number(v: Any) -> bool:
 def to_pair(value: Any, what: str, reply: str) -> tuple[float, float]:
     """A point from ``(x, y)``, ``[x, y]``, a 4-number box (its centre) or a string holding those numbers."""
     if isinstance(value, str):
-        numbers = _NUMBERS_IN_TEXT.findall(value)
+        numbers = [m.group() for m in islice(_NUMBERS_IN_TEXT.finditer(value), 5)]  # 5 is already too many
         try:
             value = [float(n) if "." in n else int(n) for n in numbers]
-        except ValueError as exc:  # pragma: no cover - the regex only admits numbers
+        except ValueError as exc:  # an integer past Python's 4300-digit limit
             raise fail(f"{what}: not a point: {value!r:.60}", reply) from exc
     if not isinstance(value, (tuple, list)) or len(value) not in (2, 4) or not all(map(_is_number, value)):
         raise fail(f"{what}: expected two numbers (x, y), got {value!r:.80}", reply)
@@ -238,16 +281,21 @@ def _straight_quotes(src: str) -> str:
     return src.translate(_CURLY_QUOTES)
 
 
-_KWARG_START = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)\s*=\s*(['\"])")
+_KWARG_START = re.compile(r"(?:^|,)\s*+([A-Za-z_]\w*+)\s*+=\s*+(['\"])")
+_UNESCAPED_TRIES = 4  # text arguments tried as the verbatim one; each try parses the arguments before it
 
 
 def _with_unescaped_text(src: str, text_keys: frozenset[str], reply: str) -> dict[str, Any] | None:
     """Models write ``Type(content='it's')``: take the last text argument verbatim up to the closing quote."""
     tail = src.rstrip()
+    tries = 0
     for match in _KWARG_START.finditer(src):
         key, quote = match.group(1), match.group(2)
         if key not in text_keys or not tail.endswith(quote) or len(tail) <= match.end():
             continue
+        tries += 1
+        if tries > _UNESCAPED_TRIES:
+            return None
         head = src[: match.start()].strip()
         try:
             kwargs = _literal_kwargs(head, reply) if head else {}
@@ -269,7 +317,12 @@ def parse_call(expr: str, reply: str, text_keys: frozenset[str] = frozenset()) -
     name, src = shape.group(1), shape.group(2).strip()
     if not src:
         return Call(name, {}, reply)
-    attempts = (src, src.replace("\r", "\\r").replace("\n", "\\n"), _straight_quotes(src))
+    if code_length(src) > MAX_CALL_CODE:
+        raise fail(
+            f"{name}: the call is too long to read (over {MAX_CALL_CODE} characters outside its strings)",
+            reply,
+        )
+    attempts = dict.fromkeys((src, src.replace("\r", "\\r").replace("\n", "\\n"), _straight_quotes(src)))
     for attempt in attempts:
         try:
             return Call(name, _literal_kwargs(attempt, reply), reply)
@@ -291,10 +344,27 @@ def parse_first_call(text: str, reply: str, missing: str, text_keys: frozenset[s
 
 def parse_calls(text: str, reply: str, missing: str, text_keys: frozenset[str] = frozenset()) -> list[Call]:
     """Every call of the sequence ``extract_calls`` finds, parsed; ParseError ``missing`` when there is none."""
-    exprs = extract_calls(text)
-    if not exprs:
-        raise fail(missing, reply)
-    return [parse_call(expr, reply, text_keys) for expr in exprs]
+    return parse_calls_in([text], reply, missing, text_keys)
+
+
+def parse_calls_in(
+    texts: Iterable[str], reply: str, missing: str, text_keys: frozenset[str] = frozenset()
+) -> list[Call]:
+    """The calls of every text in turn (each as ``parse_calls``): ParseError ``missing`` for a text without one,
+    and ParseError when there are more than ``MAX_CALLS`` in all."""
+    calls: list[Call] = []
+    for text in texts:
+        exprs = extract_calls(text, limit=MAX_CALLS + 1 - len(calls))
+        if not exprs:
+            raise fail(missing, reply)
+        if len(calls) + len(exprs) > MAX_CALLS:
+            raise too_many_calls(reply)
+        calls.extend(parse_call(expr, reply, text_keys) for expr in exprs)
+    return calls
+
+
+def too_many_calls(reply: str) -> ParseError:
+    return fail(f"more than {MAX_CALLS} actions in one reply (at most {MAX_CALLS} are read)", reply)
 
 
 def tag_bodies(text: str, tag: str) -> list[str]:
@@ -334,16 +404,21 @@ def py_str(value: str) -> str:
 
 __all__ = [
     "Call",
+    "MAX_CALLS",
+    "MAX_CALL_CODE",
+    "MAX_DEPTH",
     "PARSE_HINT",
     "ReplyParts",
     "clean_reply",
     "calls_at",
+    "code_length",
     "extract_call",
     "extract_calls",
     "fail",
     "join_reasoning",
     "parse_call",
     "parse_calls",
+    "parse_calls_in",
     "parse_first_call",
     "py_str",
     "split_reply",
@@ -351,4 +426,5 @@ __all__ = [
     "tag_bodies",
     "tag_body",
     "to_pair",
+    "too_many_calls",
 ]

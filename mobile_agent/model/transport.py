@@ -1,11 +1,11 @@
-"""The HTTP side of a chat-completions request, on httpx: one connection pool per endpoint, bodies read in bounds.
+"""The HTTP side of a chat-completions request: one POST, its status errors, the reply read within bounds.
 
 The OpenAI SDK is not used to send: importing it costs ~0.55 s of CPU, building a client ~20 ms (and a TLS
 context even for ``http://``), and it reads an error body whole (a 50 MB one cost 1.2 GB of memory). What the
 runtime used of it is small: one POST (``Authorization: Bearer``, the base URL's query with every request, the
 body as the SDK writes JSON: ``ensure_ascii=False``, compact separators, no NaN), its status errors, and the
-server-sent events of a streamed reply. httpx (the SDK's own HTTP library) keeps connections alive, honours the
-proxy environment and verifies TLS; a TLS context is built once per process, and only for ``https://``.
+server-sent events of a streamed reply. model/wire.py carries the request (http.client, or httpx for TLS and
+proxies).
 
 Bounds: a reply body (the JSON, or the whole stream) is read up to ``MAX_REPLY_BYTES`` and refused beyond it; of an
 error body only ``MAX_ERROR_BYTES`` are read (for the message) and the connection is dropped unread.
@@ -14,18 +14,13 @@ error body only ``MAX_ERROR_BYTES`` are read (for the message) and the connectio
 from __future__ import annotations
 
 import json
-import os
 import socket
-import ssl
 import threading
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl
 
 from mobile_agent.errors import ModelError
-
-if TYPE_CHECKING:
-    import httpx2
+from mobile_agent.model.wire import Response, WireError, wire_for
 
 MAX_REPLY_BYTES = 2 * 1024 * 1024  # 2 MiB: a reply of 8192 tokens is well under 100 KB of JSON
 MAX_ERROR_BYTES = 64 * 1024  # 64 KiB of an error body is read; the rest never is
@@ -54,12 +49,12 @@ class Abort:
 
     def __init__(self) -> None:
         self.event = threading.Event()
-        self._response: Any = None
+        self._socket: socket.socket | None = None
         self._lock = threading.Lock()
 
-    def attach(self, response: Any) -> None:
+    def attach(self, sock: socket.socket | None) -> None:
         with self._lock:
-            self._response = response
+            self._socket = sock
         if self.event.is_set():
             self.abort()
 
@@ -70,33 +65,12 @@ class Abort:
     def abort(self) -> None:
         self.event.set()
         with self._lock:
-            response = self._response
-        stream = response.extensions.get("network_stream") if response is not None else None
-        sock = stream.get_extra_info("socket") if stream is not None else None
+            sock = self._socket
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)  # wakes the helper thread's blocked read at once
             except OSError:
                 pass
-
-
-@cache
-def _tls_context() -> ssl.SSLContext:
-    """What httpx verifies with by default (certifi's bundle, or SSL_CERT_FILE / SSL_CERT_DIR), built once."""
-    cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
-    if not cafile and not capath:
-        try:
-            import certifi
-
-            cafile = certifi.where()
-        except ImportError:
-            pass
-    return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
-
-
-@cache
-def _plain_context() -> ssl.SSLContext:
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # never used: the endpoint speaks plain HTTP
 
 
 def dumps(body: Any) -> bytes:
@@ -105,7 +79,7 @@ def dumps(body: Any) -> bytes:
 
 
 class ChatTransport:
-    """HTTP to one endpoint. Thread-safe (httpx's client is)."""
+    """HTTP to one endpoint (model/wire.py says how). Thread-safe."""
 
     def __init__(self, base_url: str, api_key: str) -> None:
         bare, _, query = base_url.partition("?")
@@ -113,83 +87,54 @@ class ChatTransport:
         # A query in the base URL (?api_key=..., Azure's ?api-version=...) goes with every request.
         self.params = dict(parse_qsl(query, keep_blank_values=True)) or None
         self.headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
-        self._client: httpx2.Client | None = None
-        self._lock = threading.Lock()
+        self.wire = wire_for(self.base)
 
-    def client(self) -> httpx2.Client:
-        with self._lock:
-            if self._client is None:
-                import httpx2
-
-                tls = _tls_context() if self.base.startswith("https:") else _plain_context()
-                limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
-                self._client = httpx2.Client(verify=tls, limits=limits, follow_redirects=False)
-            return self._client
+    def prepare(self) -> None:
+        self.wire.prepare()
 
     def close(self) -> None:
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        self.wire.close()
 
-    # ----- requests ---------------------------------------------------------------------------------------------
     def chat(
         self, body: bytes, headers: dict[str, str], seconds: float, abort: Abort, *, stream: bool
     ) -> tuple[str, str | None, tuple[int, int]]:
         """One POST /chat/completions: (text, reasoning, (prompt tokens, completion tokens))."""
-        import httpx2
-
         sent = {**self.headers, "Content-Type": "application/json", **headers}
+        url = f"{self.base}/chat/completions"
         try:
-            with self.client().stream(
-                "POST",
-                f"{self.base}/chat/completions",
-                content=body,
-                headers=sent,
-                params=self.params,
-                timeout=seconds,
-            ) as response:
-                abort.attach(response)
-                if response.status_code >= 300:
+            with self.wire.request("POST", url, self.params, body, sent, seconds) as response:
+                abort.attach(response.socket)
+                if response.status >= 300:
                     raise _status_failure(response, abort)
                 if stream:
                     return _read_events(response, abort)
                 return _read_reply(_read_capped(response, abort, MAX_REPLY_BYTES))
-        except httpx2.TimeoutException:
-            raise AttemptFailed("timed out", retryable=True) from None
-        except httpx2.HTTPError as exc:
+        except WireError as exc:
             if abort.event.is_set():
                 raise AttemptFailed("abandoned", retryable=True) from None
-            cause = exc.__cause__ or exc
-            raise AttemptFailed(
-                f"connection failed ({type(cause).__name__}: {str(cause)[:120]})", retryable=True
-            ) from None
+            what = "timed out" if exc.timed_out else f"connection failed ({exc})"
+            raise AttemptFailed(what, retryable=True) from None
 
     def models(self, seconds: float) -> list[str]:
         """GET /models: the served model ids."""
-        import httpx2
-
         abort = Abort()
+        url = f"{self.base}/models"
         try:
-            with self.client().stream(
-                "GET", f"{self.base}/models", headers=self.headers, params=self.params, timeout=seconds
-            ) as response:
-                if response.status_code >= 300:
+            with self.wire.request("GET", url, self.params, None, self.headers, seconds) as response:
+                if response.status >= 300:
                     raise _status_failure(response, abort)
                 data = json.loads(_read_capped(response, abort, MAX_REPLY_BYTES))
-        except httpx2.HTTPError as exc:
-            raise AttemptFailed(
-                f"connection failed ({type(exc).__name__}: {str(exc)[:120]})", retryable=True
-            ) from None
+        except WireError as exc:
+            raise AttemptFailed(f"connection failed ({exc})", retryable=True) from None
         except ValueError:
             raise AttemptFailed("GET /models did not answer JSON", retryable=False) from None
         entries = data.get("data") if isinstance(data, dict) else None
         return [m["id"] for m in entries or [] if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
 
-def _read_capped(response: Any, abort: Abort, cap: int) -> bytes:
+def _read_capped(response: Response, abort: Abort, cap: int) -> bytes:
     chunks, size = [], 0
-    for chunk in response.iter_bytes():
+    for chunk in response.chunks():
         abort.check()
         size += len(chunk)
         if size > cap:
@@ -201,11 +146,11 @@ def _read_capped(response: Any, abort: Abort, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _status_failure(response: Any, abort: Abort) -> AttemptFailed:
+def _status_failure(response: Response, abort: Abort) -> AttemptFailed:
     """An HTTP error status, with at most MAX_ERROR_BYTES of its body (the connection is dropped after)."""
     chunks, size = [], 0
     try:
-        for chunk in response.iter_bytes():
+        for chunk in response.chunks():
             abort.check()
             chunks.append(chunk[: MAX_ERROR_BYTES - size])
             size += len(chunks[-1])
@@ -215,8 +160,8 @@ def _status_failure(response: Any, abort: Abort) -> AttemptFailed:
         pass
     text = b"".join(chunks).decode("utf-8", "replace")
     excerpt = " ".join(text.split())[:200]
-    status = response.status_code
-    retry_after = _seconds(response.headers.get("retry-after", ""))
+    status = response.status
+    retry_after = _seconds(response.header("retry-after"))
     return AttemptFailed(
         f"HTTP {status}: {excerpt}",
         retryable=status == 429 or status >= 500,
@@ -248,13 +193,13 @@ def _read_reply(raw: bytes) -> tuple[str, str | None, tuple[int, int]]:
     return _text(message.get("content")), _reasoning(message), _usage(data.get("usage"))
 
 
-def _read_events(response: Any, abort: Abort) -> tuple[str, str | None, tuple[int, int]]:
+def _read_events(response: Response, abort: Abort) -> tuple[str, str | None, tuple[int, int]]:
     """A streamed reply: ``data:`` events until ``[DONE]`` (the whole stream within MAX_REPLY_BYTES)."""
     text: list[str] = []
     thinking: list[str] = []
     tokens = (0, 0)
     size = 0
-    for line in response.iter_lines():
+    for line in response.lines():
         abort.check()
         size += len(line) + 1
         if size > MAX_REPLY_BYTES:

@@ -35,7 +35,7 @@ from typing import Any
 from mobile_agent.actions import Action, ActionKind, Key, Point
 from mobile_agent.model.base import CoordinateSpace, ModelFamily, Parsed, PromptContext, parsed_sequence
 from mobile_agent.model.images import Geometry, ImagePolicy
-from mobile_agent.model.syntax import Call, fail, parse_calls, py_str, split_reply
+from mobile_agent.model.syntax import Call, fail, parse_calls_in, py_str, split_reply
 
 PROMPT = """You are a GUI agent. You are given a task and your action history, with screenshots. You need to \
 perform the next action to complete the task.
@@ -95,13 +95,26 @@ _ACTION_LINE = re.compile(r"^[ \t]*Action\s*[:：]", re.MULTILINE)
 _ACTION_LABEL = re.compile(r"Action\s*[:：]")
 _BARE_CALL = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*\(")
 _SCROLL_WORD = re.compile(r"^\s*scroll\s+(up|down|left|right)\s*\(\s*\)")
-_SEED_THINK = re.compile(r"<(think_never_used_\w+)>(.*?)</\1>", re.DOTALL)
+_SEED_OPEN = re.compile(r"<(think_never_used_\w++)>")
 _COMPACT = re.compile(r"^\s*([a-z_]+)>([a-z_]+)>\2>\s*([-+\d.]+)[\s,]+([-+\d.]+)\s*$")
 _THOUGHT_LABEL = re.compile(r"^\s*(?:Thought|Reflection|Action_Summary)\s*:\s*", re.IGNORECASE)
 _TEXT_KEYS = frozenset({"content", "text", "app_name"})
 _POINT_NAMES = ("point", "start_box", "start_point")
 _END_NAMES = ("end_point", "end_box")
 _DIRECTIONS = ("up", "down", "left", "right")
+
+
+def _seed_think(text: str) -> tuple[int, str, int] | None:
+    """Seed's ``<think_never_used_XX>..</think_never_used_XX>``: (start, body, end) of the first opening tag
+    and its closing one, or None. One search each way, so a reply of opening tags costs one pass."""
+    opening = _SEED_OPEN.search(text)
+    if opening is None:
+        return None
+    closing = f"</{opening.group(1)}>"
+    close_at = text.find(closing, opening.end())
+    if close_at < 0:
+        return None
+    return opening.start(), text[opening.end() : close_at], close_at + len(closing)
 
 
 def scroll_end(start: Point, direction: str, device_width: int, device_height: int) -> Point:
@@ -156,10 +169,11 @@ class UITars(ModelFamily):
 
     def parse(self, text: str, geometry: Geometry, reasoning: str | None = None) -> Parsed:
         raw, thought, rest = split_reply(text, reasoning)
-        seed = _SEED_THINK.search(rest)
+        seed = _seed_think(rest)
         if seed:
-            thought = thought or seed.group(2).strip()
-            rest = rest[: seed.start()] + rest[seed.end() :]
+            start, body, end = seed
+            thought = thought or body.strip()
+            rest = rest[:start] + rest[end:]
         compact = _COMPACT.match(rest)
         if compact:
             verb, key, x, y = compact.groups()
@@ -177,13 +191,8 @@ class UITars(ModelFamily):
         else:
             raise fail("no 'Action:' line in the reply", raw)
         missing = "the 'Action:' line holds no action call"
-        calls = [
-            call
-            for segment in segments
-            for call in parse_calls(
-                _SCROLL_WORD.sub(r"scroll(direction='\1')", segment), raw, missing, _TEXT_KEYS
-            )
-        ]
+        words_spelled = (_SCROLL_WORD.sub(r"scroll(direction='\1')", segment) for segment in segments)
+        calls = parse_calls_in(words_spelled, raw, missing, _TEXT_KEYS)
         return parsed_sequence((self._action_of(call, geometry) for call in calls), thought)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:

@@ -19,7 +19,7 @@ from mobile_agent.model.base import (
     text_part,
 )
 from mobile_agent.model.images import Geometry, ImagePolicy
-from mobile_agent.model.syntax import Call, fail, parse_calls, py_str, split_reply, tag_bodies
+from mobile_agent.model.syntax import Call, fail, parse_calls_in, py_str, split_reply, tag_bodies
 
 _ACTIONS = """\
 - Click(point=(x1, y1))
@@ -106,7 +106,7 @@ class VenusFamily(ModelFamily):
         # Thinking disabled or tags dropped: accept a bare call after the thinking.
         bodies = tag_bodies(rest, "action") or [rest]
         missing = "no <action>...</action> with an action call in the reply"
-        calls = [call for body in bodies for call in parse_calls(body, raw, missing, _TEXT_KEYS)]
+        calls = parse_calls_in(bodies, raw, missing, _TEXT_KEYS)
         return parsed_sequence((self._action_of(call, geometry) for call in calls), thought)
 
     def _action_of(self, call: Call, geometry: Geometry) -> Action:
