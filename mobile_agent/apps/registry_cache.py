@@ -6,7 +6,10 @@ the builder reads there (the caller's signature), this package's version, the Py
 size and modification time of every source file of ``mobile_agent`` (a code change can change what is built). Anything
 wrong with an entry — unreadable, corrupt, from another build — means a normal build, and the entry is rewritten.
 An entry holds its key beside the build, so a file renamed onto another entry's name (in a folder others may
-write) is a miss, not another folder's registry.
+write) is a miss, not another folder's registry. Entries are named per checkout (a digest of where the package is):
+two checkouts of one version — whose files' times and paths differ, so do their keys — keep an entry each instead
+of replacing each other's on every start; a new build replaces only its own checkout's older entry, and at most
+``KEEP`` entries of a kind are kept.
 
 Where: ``$MOBILE_AGENT_CACHE``, else ``$XDG_CACHE_HOME/mobile-agent``, else ``~/.cache/mobile-agent``;
 ``MOBILE_AGENT_CACHE=`` (empty) turns the disk cache off. Entries are only read when this user owns them and no
@@ -33,6 +36,7 @@ import mobile_agent
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "MOBILE_AGENT_CACHE"
+KEEP = 8  # entries of one kind (the checkouts last used)
 FORMAT = 2  # bump when what is stored changes shape in a way the source fingerprint would not catch
 Built = TypeVar("Built")
 
@@ -148,9 +152,20 @@ def _write(path: Path, key: str, value: object) -> None:
         log.info("could not write the cache entry %s: %s", path, exc)
 
 
-def _drop_stale(folder: Path, prefix: str, keep: Path) -> None:
+def checkout() -> str:
+    """Which copy of the package this is: a digest of the folders it is imported from."""
+    where = repr(sorted(os.path.realpath(p) for p in mobile_agent.__path__))
+    return hashlib.blake2b(where.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def _drop_stale(folder: Path, prefix: str, scope: str, keep: Path) -> None:
+    """This checkout's older entries, and beyond KEEP entries of the kind, the least recently written."""
     try:
-        for old in folder.glob(f"{prefix}-*.pickle"):
+        for old in folder.glob(f"{prefix}-{scope}-*.pickle"):
+            if old != keep:
+                old.unlink(missing_ok=True)
+        entries = sorted(folder.glob(f"{prefix}-*.pickle"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in entries[KEEP:]:
             if old != keep:
                 old.unlink(missing_ok=True)
     except OSError:
@@ -159,19 +174,19 @@ def _drop_stale(folder: Path, prefix: str, keep: Path) -> None:
 
 def cached(prefix: str, signature: tuple, kind: type[Built], build: Callable[[], Built]) -> Built:
     """What ``build()`` returns for this ``signature``: from the disk cache when an entry matches, else built and
-    stored (replacing this prefix's older entries). Errors from ``build`` pass through and nothing is stored."""
+    stored (replacing this checkout's older entry of the kind). Errors from ``build`` pass through and nothing is stored."""
     folder = cache_dir()
     if folder is None:
         return build()
-    key = entry_key(signature)
-    path = folder / f"{prefix}-{key}.pickle"
+    key, scope = entry_key(signature), checkout()
+    path = folder / f"{prefix}-{scope}-{key}.pickle"
     found = _read(path, key, kind)
     if found is not None:
         return found  # type: ignore[return-value]
     value = build()
     _write(path, key, value)
-    _drop_stale(folder, prefix, path)
+    _drop_stale(folder, prefix, scope, path)
     return value
 
 
-__all__ = ["CACHE_ENV", "cache_dir", "cached", "entry_key"]
+__all__ = ["CACHE_ENV", "KEEP", "cache_dir", "cached", "checkout", "entry_key"]
