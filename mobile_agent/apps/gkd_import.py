@@ -1,263 +1,350 @@
-"""Import a GKD subscription file (JSON5) as popup rules, with a report of what was skipped and why.
+"""Import a GKD subscription file (JSON5) as popup rules, with a report of what was refused and why.
 
-The user supplies the file; the project ships none. A rule is imported only when everything that decides
-whether and where it taps is understood (its selectors, action, position, activity filters, chains); anything
-else is skipped with a reason rather than run half-understood. Timing limits (matchTime, actionMaximum,
-resetMatch) are kept on the record but not enforced by the loop.
+The user supplies the file; the project ships none. Reading it costs one JSON5 parse (apps/subscription_cache.py
+keeps the result per process, keyed by the content). A package's rules are converted the first time a screen of
+that package is matched, so a 3,000-rule file costs a few milliseconds per app seen, not a conversion of every
+rule at start-up; :meth:`GkdImport.imported` / ``skipped`` convert everything (for ``apps popups --report``).
+
+A rule is imported only when everything that decides whether, where and how it acts is understood (its
+selectors, action, position, activity and version filters, chains, timing limits: apps/gkd_rules.py); anything
+else is refused with a reason rather than run half-understood. Which groups act: those the user names with
+``--popup-categories`` (a category or a group name), whatever the file says; else the dismissal groups the file
+switches on (a category's ``enable`` overrides its groups'); a functional group (功能类, auto-click, rewards: see
+apps/gkd_intent.py) or one whose purpose cannot be read never acts unless named.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from mobile_agent.apps.query.parser import parse_selector
-from mobile_agent.apps.query.position import PositionError, check_expression
-from mobile_agent.apps.query.syntax import SelectorError
+from mobile_agent.apps import subscription_cache
+from mobile_agent.apps.gkd_convert import Refused, convert_rule
+from mobile_agent.apps.gkd_intent import acts_by_default, kind_of, named_kind
+from mobile_agent.apps.gkd_rules import GkdRule
 from mobile_agent.apps.schema import PopupRule
 from mobile_agent.errors import UserError
 
-MAX_BYTES = 32 * 1024 * 1024
-_TAP_ACTIONS = {"click", "clickNode", "clickCenter", None}
-_SKIPPED_KEYS = {  # rule or group keys whose meaning the runtime cannot honour: the rule is skipped
-    "excludeAllMatches": "excludeAllMatches is not supported",
-    "versionCode": "app-version filters (versionCode) are not supported",
-    "versionName": "app-version filters (versionName) are not supported",
-    "versionCodes": "app-version filters (versionCodes) are not supported",
-    "versionNames": "app-version filters (versionNames) are not supported",
-}
+GLOBAL = "GLOBAL"
 
 
 @dataclass(frozen=True)
 class ImportedRule:
     key: str  # "<package or GLOBAL>/<group key>/<rule key or position>"
     package: str | None  # None: a global rule (any app)
-    rule: PopupRule
+    rule: GkdRule
     enabled: bool
     enabled_reason: str
-    limits: dict[str, Any] = field(default_factory=dict)  # matchTime / actionMaximum / resetMatch as written
+
+    @property
+    def limits(self) -> dict[str, Any]:
+        """The timing limits as GKD names them (only those the file sets or that differ from GKD's defaults)."""
+        lim = self.rule.limits
+        named = {
+            "matchDelay": lim.match_delay,
+            "matchTime": lim.match_time,
+            "actionMaximum": lim.action_maximum,
+            "resetMatch": lim.reset_match if lim.reset_match != "activity" else None,
+            "actionCd": lim.action_cd if lim.action_cd != 1000 else None,
+            "actionDelay": lim.action_delay,
+        }
+        return {k: v for k, v in named.items() if v is not None}
 
 
 @dataclass(frozen=True)
 class SkippedRule:
     key: str
-    reason: str
+    reason: str  # why, in general (the report groups by it)
+    detail: str = ""  # the selector or value at fault
 
 
 @dataclass
-class GkdImport:
+class Group:
+    """One group as the file writes it; its rules are converted on demand."""
+
+    owner: str  # package or GLOBAL
+    key: object
+    position: int
     name: str
-    version: int | None
-    source: str
-    imported: list[ImportedRule] = field(default_factory=list)
-    skipped: list[SkippedRule] = field(default_factory=list)
+    raw: dict
+    category: str | None
+    kind: str
+    file_enable: bool
+    file_reason: str
+    not_packages: list[str] = field(default_factory=list)  # a global group: apps that opt out
+
+    @property
+    def ref(self) -> str:
+        return f"{self.owner}/{self.key}"
+
+
+class Subscription:
+    """A parsed subscription file: groups indexed by package; rules converted once per owner and kept."""
+
+    def __init__(self, data: object, source: str) -> None:
+        if not isinstance(data, dict) or not isinstance(data.get("apps", []), list):
+            raise UserError(f"{source} is not a GKD subscription (an object with `apps`)", "check the file")
+        version = data.get("version")
+        self.name = str(data.get("name") or "subscription")
+        self.version = version if isinstance(version, int) and not isinstance(version, bool) else None
+        self.categories = [
+            c
+            for c in _as_list(data.get("categories"))
+            if isinstance(c, dict) and isinstance(c.get("name"), str)
+        ]
+        self.refused_entries: list[SkippedRule] = []
+        self.apps: dict[str, list[Group]] = {}
+        self.app_groups: dict[str, dict] = {}  # raw app entries, for preKeys / scopeKeys across groups
+        for app in _as_list(data.get("apps")):
+            package = app.get("id") if isinstance(app, dict) else None
+            if not isinstance(package, str) or not package:
+                self.refused_entries.append(
+                    SkippedRule(f"apps[{package!r}]", "an app entry without a package id")
+                )
+                continue
+            groups = [self._group(package, g, i) for i, g in enumerate(_as_list(app.get("groups")))]
+            self.apps.setdefault(package, []).extend(g for g in groups if g is not None)
+            self.app_groups[package] = app
+        self.globals = [
+            g
+            for g in (self._group(GLOBAL, g, i) for i, g in enumerate(_as_list(data.get("globalGroups"))))
+            if g is not None
+        ]
+        for group in self.globals:
+            group.not_packages = self._opted_out(group)
+        self._converted: dict[str, tuple[list[ImportedRule], list[SkippedRule]]] = {}
+        self.rule_count = sum(len(_rules_of(g.raw.get("rules"))) for g in self.groups())
+
+    def groups(self) -> Iterator[Group]:
+        yield from self.globals
+        for groups in self.apps.values():
+            yield from groups
+
+    def category_of(self, name: str) -> dict | None:
+        captured = [c for c in self.categories if name.startswith(c["name"])]
+        return max(captured, key=lambda c: len(c["name"]), default=None)
+
+    def _group(self, owner: str, raw: object, position: int) -> Group | None:
+        if not isinstance(raw, dict):
+            self.refused_entries.append(SkippedRule(f"{owner}/{position}", "a group that is not an object"))
+            return None
+        key = raw.get("key", position)
+        if not isinstance(key, int) or isinstance(key, bool):
+            self.refused_entries.append(
+                SkippedRule(f"{owner}/{position}", "a group key must be an integer", repr(key)[:80])
+            )
+            return None
+        name = str(raw.get("name") or "")
+        category = self.category_of(name)
+        enable, reason = True, "enabled"
+        if owner != GLOBAL and category is not None and isinstance(category.get("enable"), bool):
+            enable, reason = (
+                category["enable"],
+                f"category {category['name']} has enable:{str(category['enable']).lower()}",
+            )
+        elif raw.get("enable") is False:
+            enable, reason = False, "group enable:false"
+        cat_name = category["name"] if category else None
+        return Group(
+            owner,
+            raw.get("key", position),
+            position,
+            name,
+            raw,
+            cat_name,
+            kind_of(name, cat_name),
+            enable,
+            reason,
+        )
+
+    def _opted_out(self, group: Group) -> list[str]:
+        out = [
+            a["id"]
+            for a in _as_list(group.raw.get("apps"))
+            if isinstance(a, dict) and isinstance(a.get("id"), str) and a.get("enable") is False
+        ]
+        prefix = group.raw.get("disableIfAppGroupMatch")
+        if isinstance(prefix, str):
+            prefix = prefix or group.name
+            out += [
+                package
+                for package, groups in self.apps.items()
+                if any(
+                    g.name.startswith(prefix) and g.raw.get("ignoreGlobalGroupMatch") is not True
+                    for g in groups
+                )
+            ]
+        return list(dict.fromkeys(out))
+
+    def converted(self, owner: str) -> tuple[list[tuple[Group, GkdRule]], list[SkippedRule]]:
+        """The owner's rules (a package or GLOBAL), converted the first time and kept."""
+        with _CONVERT_LOCK:
+            held = self._converted.get(owner)
+            if held is None:
+                held = self._convert(owner)
+                self._converted[owner] = held
+        return held  # type: ignore[return-value]
+
+    def _convert(self, owner: str) -> tuple[list[tuple[Group, GkdRule]], list[SkippedRule]]:
+        groups = self.globals if owner == GLOBAL else self.apps.get(owner, [])
+        done: list[tuple[Group, GkdRule]] = []
+        refused: list[SkippedRule] = []
+        siblings = {g.key: g.raw for g in groups}
+        for group in groups:
+            for ri, raw in enumerate(_rules_of(group.raw.get("rules"))):
+                rkey = raw.get("key", ri) if isinstance(raw, dict) else ri
+                key = f"{group.ref}/{rkey}"
+                try:
+                    rule = convert_rule(raw, group, key, siblings)
+                except Refused as why:
+                    refused.append(SkippedRule(key, why.reason, why.detail))
+                    continue
+                done.append((group, rule))
+        return done, refused
+
+
+_CONVERT_LOCK = threading.Lock()
+
+
+class GkdImport:
+    """A subscription as this process uses it: which groups act, given the categories the user named."""
+
+    def __init__(self, subscription: Subscription, source: str, named: Iterable[str] | None = ()) -> None:
+        """``named``: what --popup-categories gives; None: the popup_categories setting, read when first needed
+        (and again after unpickling: a registry kept on disk does not keep another process's setting)."""
+        self.subscription = subscription
+        self.source = source
+        self._given = None if named is None else _clean(named)
+        self._named: tuple[str, ...] | None = self._given
+        self.name = subscription.name
+        self.version = subscription.version
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        if self._named is None:
+            self._named = _clean(configured_categories())
+        return self._named
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_named": self._given}
+
+    # -- which groups act --------------------------------------------------------------------------------------
+    def acts(self, group: Group) -> tuple[bool, str]:
+        named = next((n for n in self.named if _names_group(n, group)), None)
+        if named is not None:
+            return True, f"named by --popup-categories ({named})"
+        if not acts_by_default(group.kind):
+            what = "functional" if group.kind == "functional" else "purpose unclear"
+            return False, f"{what} group: acts only when its category or name is given to --popup-categories"
+        return group.file_enable, group.file_reason
+
+    def unknown_names(self) -> list[str]:
+        """The names given to --popup-categories that match no category or group of this file."""
+        groups = list(self.subscription.groups())
+        return [n for n in self.named if not any(_names_group(n, g) for g in groups)]
+
+    # -- rules for the matcher ---------------------------------------------------------------------------------
+    def rules_for(self, package: str) -> list[PopupRule]:
+        return [rule for group, rule in self.subscription.converted(package)[0] if self.acts(group)[0]]
+
+    def shared_rules(self) -> list[PopupRule]:
+        return [rule for group, rule in self.subscription.converted(GLOBAL)[0] if self.acts(group)[0]]
+
+    def rules_by_package(self) -> tuple[dict[str, list[PopupRule]], list[PopupRule]]:
+        """Every acting rule: per package, and those for any app (converts the whole file)."""
+        by_package = {pkg: rules for pkg in self.subscription.apps if (rules := self.rules_for(pkg))}
+        return by_package, self.shared_rules()
+
+    # -- the whole file (converts every rule) --------------------------------------------------------------------
+    def _everything(self) -> Iterator[tuple[str, list[tuple[Group, GkdRule]], list[SkippedRule]]]:
+        for owner in (GLOBAL, *self.subscription.apps):
+            done, refused = self.subscription.converted(owner)
+            yield owner, done, refused
+
+    @property
+    def imported(self) -> list[ImportedRule]:
+        out = []
+        for owner, done, _ in self._everything():
+            for group, rule in done:
+                on, why = self.acts(group)
+                out.append(
+                    ImportedRule(
+                        rule.id.removeprefix("gkd/"), None if owner == GLOBAL else owner, rule, on, why
+                    )
+                )
+        return out
+
+    @property
+    def skipped(self) -> list[SkippedRule]:
+        return self.subscription.refused_entries + [
+            s for _, _, refused in self._everything() for s in refused
+        ]
 
     @property
     def enabled(self) -> list[ImportedRule]:
         return [r for r in self.imported if r.enabled]
 
-    def rules_by_package(self) -> tuple[dict[str, list[PopupRule]], list[PopupRule]]:
-        """The enabled rules: per package, and those for any app."""
-        by_package: dict[str, list[PopupRule]] = {}
-        shared: list[PopupRule] = []
-        for r in self.enabled:
-            (shared if r.package is None else by_package.setdefault(r.package, [])).append(r.rule)
-        return by_package, shared
-
     def summary(self) -> str:
-        total = len(self.imported) + len(self.skipped)
+        """Counts over every rule (converts the whole file)."""
+        imported, skipped = self.imported, self.skipped
+        on = sum(r.enabled for r in imported)
         return (
-            f"{self.source}: imported {len(self.imported)} of {total} rules "
-            f"({len(self.enabled)} enabled, {len(self.imported) - len(self.enabled)} switched off by the file); "
-            f"skipped {len(self.skipped)}"
+            f"{self.source}: imported {len(imported)} of {len(imported) + len(skipped)} rules "
+            f"({on} act, {len(imported) - on} switched off); refused {len(skipped)}"
+        )
+
+    def brief(self) -> str:
+        """Counts from the groups alone (no rule converted): what `run` prints at start-up."""
+        groups = list(self.subscription.groups())
+        acting = [g for g in groups if self.acts(g)[0]]
+        held_back = sum(1 for g in groups if not acts_by_default(g.kind) and not self.acts(g)[0])
+        return (
+            f"{self.source}: {len(self.subscription.apps)} apps, {len(groups)} groups, "
+            f"{self.subscription.rule_count} rules; {len(acting)} groups act"
+            + (f" ({held_back} functional or unclear groups held back)" if held_back else "")
         )
 
 
-def load_subscription(path: str | Path) -> GkdImport:
-    """Read and import a subscription file. Raises UserError when the file is not a GKD subscription."""
-    p = Path(path).expanduser()
-    hint = "pass a GKD subscription file (the compiled dist/*.json5 of a rule repository)"
-    try:
-        if p.stat().st_size > MAX_BYTES:
-            raise UserError(f"{p}: larger than {MAX_BYTES // (1024 * 1024)} MB", hint)
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"popup rules file {p} does not exist", hint) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read popup rules file {p}: {exc}", hint) from None
-    import json5  # only when a subscription is read: a run without one never needs it
-
-    try:
-        data = json5.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise UserError(f"{p} is not valid JSON5: {str(exc).splitlines()[0][:200]}", hint) from None
-    return import_subscription(data, str(p))
+def _names_group(name: str, group: Group) -> bool:
+    """``name`` is the group's category, its name or a prefix of it ending at '-', or its kind: an English kind
+    (splash, update, ...) or a category name of that kind when the group is in no category (gkd-kit's 2024 file
+    names update groups 更新弹窗 or 版本更新, outside its 更新提示 category)."""
+    if name in (group.category, group.name, group.kind) or group.name.startswith(name + "-"):
+        return True
+    return group.category is None and named_kind(name) == group.kind
 
 
-def import_subscription(data: object, source: str = "<subscription>") -> GkdImport:
-    if not isinstance(data, dict) or not isinstance(data.get("apps", []), list):
-        raise UserError(f"{source} is not a GKD subscription (an object with `apps`)", "check the file")
-    version = data.get("version")
-    result = GkdImport(
-        str(data.get("name") or "subscription"), version if isinstance(version, int) else None, source
+def load_subscription(path: str | Path, categories: Iterable[str] | None = None) -> GkdImport:
+    """Read a subscription file (parsed once per process for the same bytes). Raises UserError when it is not a
+    GKD subscription. ``categories``: the names --popup-categories gives (None: the popup_categories setting)."""
+    p, data = subscription_cache.read_bytes(path)
+    subscription = subscription_cache.cached(
+        data, "gkd", lambda raw: Subscription(subscription_cache.parse_json5(raw, str(p)), str(p))
     )
-    categories = [c for c in _as_list(data.get("categories")) if isinstance(c, dict)]
-    for gi, group in enumerate(_as_list(data.get("globalGroups"))):
-        _import_group(result, group, None, gi, categories, is_global=True)
-    for app in _as_list(data.get("apps")):
-        package = app.get("id") if isinstance(app, dict) else None
-        if not isinstance(package, str) or not package:
-            result.skipped.append(SkippedRule(f"apps[{package!r}]", "an app entry without a package id"))
-            continue
-        for gi, group in enumerate(_as_list(app.get("groups"))):
-            _import_group(result, group, package, gi, categories, is_global=False)
-    return result
+    return GkdImport(subscription, str(p), categories)
 
 
-def _import_group(
-    result: GkdImport,
-    group: object,
-    package: str | None,
-    position: int,
-    categories: list[dict],
-    *,
-    is_global: bool,
-) -> None:
-    owner = package or "GLOBAL"
-    if not isinstance(group, dict):
-        result.skipped.append(SkippedRule(f"{owner}/{position}", "a group that is not an object"))
-        return
-    gkey = group.get("key", position)
-    enabled, why = _group_enabled(group, categories, is_global)
-    not_packages = [
-        a["id"]
-        for a in _as_list(group.get("apps"))
-        if is_global and isinstance(a, dict) and isinstance(a.get("id"), str) and a.get("enable") is False
-    ]
-    for ri, raw in enumerate(_rules_of(group.get("rules"))):
-        rkey = raw.get("key", ri) if isinstance(raw, dict) else ri
-        key = f"{owner}/{gkey}/{rkey}"
-        try:
-            rule, limits = _convert(raw, group, package, key, not_packages)
-        except _Skip as skip:
-            result.skipped.append(SkippedRule(key, str(skip)))
-            continue
-        result.imported.append(ImportedRule(key, package, rule, enabled, why, limits))
+def import_subscription(
+    data: object, source: str = "<subscription>", categories: Iterable[str] = ()
+) -> GkdImport:
+    return GkdImport(Subscription(data, source), source, categories)
 
 
-class _Skip(Exception):
-    pass
+def _clean(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n for n in (str(s).strip() for s in names) if n))
 
 
-def _group_enabled(group: dict, categories: list[dict], is_global: bool) -> tuple[bool, str]:
-    name = str(group.get("name") or "")
-    if not is_global:
-        captured = [c for c in categories if isinstance(c.get("name"), str) and name.startswith(c["name"])]
-        chosen = max(captured, key=lambda c: len(c["name"]), default=None)
-        if chosen is not None and isinstance(chosen.get("enable"), bool):
-            return chosen["enable"], f"category {chosen['name']} has enable:{str(chosen['enable']).lower()}"
-    if group.get("enable") is False:
-        return False, "group enable:false"
-    return True, "enabled"
+def configured_categories() -> list[str]:
+    from mobile_agent.settings.values import load_settings
+
+    return list(load_settings().popup_categories)
 
 
-def _rules_of(rules: object) -> Iterator[dict | Any]:
-    for raw in _as_list(rules):
-        yield {"matches": raw} if isinstance(raw, str) else raw
-
-
-def _convert(
-    raw: object, group: dict, package: str | None, key: str, not_packages: list[str]
-) -> tuple[PopupRule, dict]:
-    if not isinstance(raw, dict):
-        raise _Skip("a rule that is neither a string nor an object")
-    for name, reason in _SKIPPED_KEYS.items():
-        if name in raw or name in group:
-            raise _Skip(reason)
-    matches = _selectors(raw, "matches")
-    any_matches = _selectors(raw, "anyMatches")
-    unless = _selectors(raw, "excludeMatches")
-    if not matches and not any_matches:
-        raise _Skip("no matches or anyMatches selector")
-    action = raw.get("action")
-    if action not in _TAP_ACTIONS and action != "back":
-        raise _Skip(f"action {action!r} is not supported (only click, clickNode, clickCenter and back)")
-    position = _position(raw.get("position"))
-    pre = [f"gkd/{key.rsplit('/', 1)[0]}/{k}" for k in _as_list(raw.get("preKeys"))]
-    fields: dict[str, Any] = {
-        "id": f"gkd/{key}",
-        "description": " / ".join(str(v) for v in (group.get("name"), raw.get("name")) if v) or None,
-        "selector": matches,
-        "any_selector": any_matches,
-        "unless": unless,
-        "activities": _activities(raw.get("activityIds", group.get("activityIds")), package),
-        "not_activities": _activities(
-            raw.get("excludeActivityIds", group.get("excludeActivityIds")), package
-        ),
-        "after": pre,
-        "not_packages": not_packages,
-        "sources": [
-            str(u) for u in _as_list(raw.get("snapshotUrls", group.get("snapshotUrls"))) if isinstance(u, str)
-        ],
-    }
-    if action == "back":
-        fields["dismiss"] = {"press": "back"}
-    if position is not None:
-        fields["position"] = position
-    try:
-        rule = PopupRule.model_validate(fields)
-    except ValidationError as exc:
-        raise _Skip(f"not a usable rule: {exc.errors()[0]['msg']}") from None
-    limits = {k: raw.get(k, group.get(k)) for k in ("matchTime", "actionMaximum", "resetMatch", "actionCd")}
-    return rule, {k: v for k, v in limits.items() if v is not None}
-
-
-def _selectors(raw: dict, name: str) -> list[str]:
-    out: list[str] = []
-    for text in _as_list(raw.get(name)):
-        if not isinstance(text, str):
-            raise _Skip(f"{name} holds a {type(text).__name__}, not a selector string")
-        try:
-            parse_selector(text)
-        except SelectorError as exc:
-            raise _Skip(f"{name} {text!r}: {exc}") from None
-        out.append(text)
-    return out
-
-
-def _position(raw: object) -> dict | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise _Skip("position is not an object")
-    if "x" in raw or "y" in raw:
-        raise _Skip("position x / y is not supported (only left/right and top/bottom)")
-    unknown = set(raw) - {"left", "right", "top", "bottom"}
-    if unknown:
-        raise _Skip(f"position has unknown keys {sorted(unknown)}")
-    for value in raw.values():
-        try:
-            check_expression(value)
-        except PositionError as exc:
-            raise _Skip(f"position: {exc}") from None
-    return dict(raw)
-
-
-def _activities(raw: object, package: str | None) -> list[str]:
-    out = []
-    for value in _as_list(raw):
-        if not isinstance(value, str):
-            raise _Skip("activityIds holds something that is not a string")
-        if value.startswith("."):
-            if package is None:
-                raise _Skip(f"relative activity {value!r} in a global group")
-            value = package + value
-        out.append(value)
-    return out
+def _rules_of(rules: object) -> list[Any]:
+    return [{"matches": raw} if isinstance(raw, str) else raw for raw in _as_list(rules)]
 
 
 def _as_list(value: object) -> list:

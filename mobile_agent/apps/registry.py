@@ -11,13 +11,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mobile_agent.actions import Action, ActionKind
+from mobile_agent.actions import Action
 from mobile_agent.apps import registry_cache
 from mobile_agent.apps.gkd_import import GkdImport, load_subscription
 from mobile_agent.apps.linemap import LineMappedDoc
 from mobile_agent.apps.names import NameIndex, normalise
-from mobile_agent.apps.popups import ScreenFacts, rule_needs, try_rule
-from mobile_agent.apps.query.needs import Need, ScreenWords
+from mobile_agent.apps.popups import AppVersion, ScreenFacts, episode_memory, rule_needs, run_rules
+from mobile_agent.apps.query.needs import Need
 from mobile_agent.apps.schema import AppManifest, ConsequentialRule, PopupRule, SharedRules
 from mobile_agent.apps.selectors import any_element, rule_holds
 from mobile_agent.errors import ConfigError, UserError
@@ -340,9 +340,13 @@ class AppRegistry:
         for the package, the shared manifests, rules imported for any app."""
         manifest = self.by_package(package)
         own = [(manifest.id, r) for r in manifest.popups] if manifest else []
-        imported = [(manifest.id if manifest else None, r) for r in self._imported.get(package, [])]
+        owner = manifest.id if manifest else None
+        imported = [(owner, r) for r in self._imported.get(package, [])]
+        imported += [(owner, r) for s in self._subscriptions for r in s.rules_for(package)]
         shared = [(None, r) for r in self._shared_popups]
-        return own + imported + shared + [(None, r) for r in self._imported_shared]
+        shared_imported = [(None, r) for r in self._imported_shared]
+        shared_imported += [(None, r) for s in self._subscriptions for r in s.shared_rules()]
+        return own + imported + shared + shared_imported
 
     @property
     def subscriptions(self) -> list[GkdImport]:
@@ -350,7 +354,8 @@ class AppRegistry:
         return list(self._subscriptions)
 
     def with_subscription(self, imported: GkdImport) -> AppRegistry:
-        copy = self.with_popup_rules(*imported.rules_by_package())
+        """A copy with the subscription's rules tried after its own (converted per package when first needed)."""
+        copy = self.with_popup_rules({}, [])
         copy._subscriptions = [*self._subscriptions, imported]
         return copy
 
@@ -375,46 +380,40 @@ class AppRegistry:
         *,
         activity: str | None = None,
         last_rule: str | None = None,
+        episode: str | None = None,
+        app_version: AppVersion | None = None,
     ) -> PopupMatch | None:
-        """The first popup rule that fires on the screen, with its action (see :meth:`explain_popups`)."""
-        return next(
-            (m for m in self._popup_outcomes(package, hierarchy_xml, activity, last_rule) if m.fires), None
-        )  # type: ignore[misc]
+        """The first popup rule that fires on the screen, with its action (see :meth:`explain_popups`).
+
+        ``episode``: the episode this screen belongs to; GKD rules' timing limits (matchTime, actionMaximum, ...)
+        and chains are kept per episode (apps/popups.py), and are not applied without one."""
+        facts = ScreenFacts(
+            package, activity, last_rule, app_version, episode_memory(episode) if episode else None
+        )
+        return next((m for m in self._popup_outcomes(facts, hierarchy_xml) if m.fires), None)
 
     def explain_popups(
         self, package: str, hierarchy_xml: str | bytes, *, activity: str | None = None
     ) -> list[PopupMatch]:
         """Every rule tried on the screen, in order, with what it would do or why it would not fire."""
-        return list(self._popup_outcomes(package, hierarchy_xml, activity, None, stop=False))
+        return list(self._popup_outcomes(ScreenFacts(package, activity), hierarchy_xml, stop=False))
 
     def _popup_outcomes(
-        self,
-        package: str,
-        hierarchy_xml: str | bytes,
-        activity: str | None,
-        last_rule: str | None,
-        *,
-        stop: bool = True,
+        self, facts: ScreenFacts, hierarchy_xml: str | bytes, *, stop: bool = True
     ) -> Iterator[PopupMatch]:
         tree = ViewTree.parse(hierarchy_xml)
         if tree is None:
             return
-        facts = ScreenFacts(package, activity, last_rule)
-        # explaining tries every rule, to say why each did not fire
-        words = ScreenWords.of(tree) if stop else None
-        for app_id, rule, needs in self._popup_plan(package):
-            if words is not None and not words.satisfy(needs):
-                continue  # the screen lacks a text / id the rule needs: it cannot fire here
-            outcome = try_rule(rule, tree, facts)
-            reason = outcome.reason
-            action = outcome.action
-            if action is not None and outcome.element is not None and action.kind is ActionKind.TAP:
-                careful = self.match_consequential(package, outcome.element.as_dict())
-                if careful is not None:  # a popup rule never taps what cannot be undone
-                    action, reason = None, f"the target is consequential ({careful.kind}); left to the model"
-            yield PopupMatch(rule=rule, action=action, app_id=app_id, element=outcome.element, reason=reason)
-            if stop and action is not None:
-                return
+        package = facts.package
+
+        def consequential(element: Element) -> str | None:
+            careful = self.match_consequential(package, element.as_dict())
+            return None if careful is None else careful.kind
+
+        for app_id, o in run_rules(
+            self._popup_plan(package), tree, facts, consequential=consequential, stop=stop
+        ):
+            yield PopupMatch(rule=o.rule, action=o.action, app_id=app_id, element=o.element, reason=o.reason)
 
     def _popup_plan(self, package: str) -> list[tuple[str | None, PopupRule, tuple[Need, ...]]]:
         """The package's rules in order with what each needs on screen, worked out once per package."""

@@ -13,7 +13,13 @@ from rich.table import Table
 from mobile_agent.apps.registry import APPS_DIR_ENV, AppRegistry, PopupMatch, load_registry
 from mobile_agent.apps.schema import CATEGORIES, AppManifest
 from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
-from mobile_agent.cli.popup_rules import POPUP_RULES_HELP, use_popup_rules
+from mobile_agent.cli.popup_rules import (
+    POPUP_CATEGORIES_HELP,
+    POPUP_RULES_HELP,
+    import_report,
+    report_data,
+    use_popup_rules,
+)
 from mobile_agent.errors import UserError
 from mobile_agent.screen.viewtree import ViewTree
 
@@ -195,7 +201,7 @@ def _print_unconfirmed(unconfirmed: list[AppManifest], as_json: bool) -> None:
 
 @apps_app.command("popups")
 def popups_command(
-    tree: Path = typer.Argument(..., help="A uiautomator dump (window_dump.xml)."),
+    tree: Path | None = typer.Argument(None, help="A uiautomator dump (window_dump.xml)."),
     app: str | None = typer.Option(
         None, "--app", "-a", help="Package or app name of the screen (default: the dump's main package)."
     ),
@@ -203,11 +209,32 @@ def popups_command(
         None, "--activity", help="Foreground activity, for activity filters."
     ),
     popup_rules: list[str] = typer.Option([], "--popup-rules", help=POPUP_RULES_HELP),
+    popup_categories: str | None = typer.Option(None, "--popup-categories", help=POPUP_CATEGORIES_HELP),
+    report: bool = typer.Option(
+        False,
+        "--report",
+        help="Report on each --popup-rules file: what acts, and every rule refused and why.",
+    ),
     show_all: bool = typer.Option(False, "--all", help="List every rule tried and why it did not fire."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     apps_dir: str | None = APPS_DIR_OPTION,
 ) -> None:
-    """Which popup rule would fire on a dump, and where it would tap (for people who write rules)."""
+    """Which popup rule would fire on a dump, and where it would tap (for people who write rules); with
+    --report, what each subscription brings."""
+    if tree is None and not report:
+        raise UserError(
+            "give a dump to try the rules on, or --report", "mobile-agent apps popups window_dump.xml"
+        )
+    if report and not popup_rules:
+        raise UserError("--report reads the --popup-rules files", "add --popup-rules FILE.json5")
+    imports = use_popup_rules(popup_rules, popup_categories, quiet=True)
+    if tree is None:
+        if as_json:
+            payload = {"subscriptions": [report_data(i) for i in imports]}
+            typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        else:
+            typer.echo("\n\n".join(import_report(i) for i in imports))
+        return
     try:
         xml = tree.read_bytes()
     except OSError as exc:
@@ -221,7 +248,6 @@ def popups_command(
             "dump one with `mobile-agent adb shell uiautomator dump /sdcard/ui.xml` and "
             "`mobile-agent adb pull /sdcard/ui.xml`",
         )
-    imports = use_popup_rules(popup_rules, quiet=as_json)
     registry = load_registry(apps_dir)
     package = _screen_package(registry, app, parsed)
     outcomes = registry.explain_popups(package, xml, activity=activity)
@@ -231,18 +257,12 @@ def popups_command(
             "package": package,
             "fires": _outcome_json(fired) if fired else None,
             "tried": [_outcome_json(o) for o in outcomes] if show_all else None,
-            "imported": [
-                {
-                    "source": i.source,
-                    "imported": len(i.imported),
-                    "enabled": len(i.enabled),
-                    "skipped": [{"rule": s.key, "reason": s.reason} for s in i.skipped],
-                }
-                for i in imports
-            ],
+            "subscriptions": [report_data(i) for i in imports] if report else [i.brief() for i in imports],
         }
         typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
         return
+    for imported in imports:
+        console.print(escape(import_report(imported) if report else imported.brief()))
     if fired is None:
         console.print(f"{escape(package)}: no popup rule fires ({len(outcomes)} tried; --all says why)")
     else:

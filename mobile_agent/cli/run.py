@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from mobile_agent.cli.gc_hold import CollectorHold
-from mobile_agent.cli.popup_rules import POPUP_RULES_HELP, use_popup_rules
+from mobile_agent.cli.popup_rules import POPUP_CATEGORIES_HELP, POPUP_RULES_HELP, use_popup_rules
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
 from mobile_agent.cli.terminal import TerminalUser, interruption_said, print_outcome, print_step
 from mobile_agent.errors import MobileAgentError, UserError
@@ -79,6 +79,7 @@ def run_command(
         False, "--no-popup-rules", help="Let the model handle popups itself."
     ),
     popup_rules: list[str] = typer.Option([], "--popup-rules", help=POPUP_RULES_HELP),
+    popup_categories: str | None = typer.Option(None, "--popup-categories", help=POPUP_CATEGORIES_HELP),
     policy: list[str] | None = typer.Option(None, "--policy", help=POLICY_HELP),
     allow: list[str] | None = typer.Option(None, "--allow", help=ALLOW_HELP),
     deny: list[str] | None = typer.Option(None, "--deny", help=DENY_HELP),
@@ -136,7 +137,7 @@ def run_command(
                 history_image_quality=frames.history_quality,
             ),
         )
-        use_popup_rules(popup_rules)  # a bad subscription is a one-line error before the phone is touched
+        use_popup_rules(popup_rules, popup_categories)  # a bad file: one line before the phone is touched
         user = NoUser() if non_interactive else TerminalUser()
         safety = policy_from_options(policy, allow, deny)
         reviewer = critic_from_options(critic, critic_model, critic_reasks, critic_fail_closed)

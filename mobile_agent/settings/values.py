@@ -101,6 +101,8 @@ class Settings(BaseModel):
     family: str = DEFAULT_FAMILY
     db: str | None = None
     apps_dir: str | None = None
+    # GKD categories (or group names) whose popup rules act whatever the subscription says (--popup-categories)
+    popup_categories: list[str] = []
     # Cheaper history screenshots (PromptOptions.history_image_scale / _quality): 1 and None send them as the model
     # saw them, as each family is trained; a smaller scale costs fewer bytes and image tokens per step.
     history_scale: float = Field(default=1.0, gt=0, le=1)
@@ -112,6 +114,14 @@ class Settings(BaseModel):
         """One URL, or several separated by commas or spaces (an environment variable holds one string)."""
         if isinstance(value, str):
             return [part for part in value.replace(",", " ").split() if part]
+        return value
+
+    @field_validator("popup_categories", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        """Names separated by commas (a name may hold spaces)."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.replace("，", ",").split(",") if part.strip()]
         return value
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from mobile_agent.apps.registry import POPUP_RULES_ENV
 from mobile_agent.cli.app import main
+from mobile_agent.cli.popup_rules import CATEGORIES_ENV
 
 DATA = Path(__file__).parents[1] / "data" / "real_popups"
 
@@ -16,6 +17,7 @@ DATA = Path(__file__).parents[1] / "data" / "real_popups"
 @pytest.fixture(autouse=True)
 def _no_inherited_rules(monkeypatch):
     monkeypatch.delenv(POPUP_RULES_ENV, raising=False)
+    monkeypatch.delenv(CATEGORIES_ENV, raising=False)
     monkeypatch.delenv("MOBILE_AGENT_APPS", raising=False)
 
 
@@ -72,13 +74,13 @@ def test_app_option_takes_a_name_or_a_package(run):
     assert other["fires"] is None or other["fires"]["app"] is None  # only shared rules apply
 
 
-def test_popup_rules_import_reports_counts_and_skips(run):
+def test_popup_rules_brief_line_in_json(run):
     tree = str(DATA / "screens/update/38_lazy_audio.xml")
     result = run("apps", "popups", tree, "--popup-rules", str(DATA / "gkd/mixed.json5"), "--json")
     payload = json.loads(result.output)
-    (imported,) = payload["imported"]
-    assert imported["imported"] == 20 and imported["enabled"] == 16 and len(imported["skipped"]) == 10
-    assert all(s["reason"] for s in imported["skipped"])
+    (brief,) = payload["subscriptions"]
+    assert "10 apps, 14 groups, 30 rules; 11 groups act" in brief
+    assert payload["fires"]["rule"] == "gkd/bubei.tingshu/2/0"
 
 
 @pytest.mark.parametrize(

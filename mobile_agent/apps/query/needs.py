@@ -20,11 +20,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from mobile_agent.apps.query.syntax import AllOf, AnyOf, Compare, Expr, Selector
+from mobile_agent.apps.query.javaregex import JavaRegexError, java_regex
+from mobile_agent.apps.query.syntax import AllOf, AllQuery, AnyOf, AnyQuery, Compare, Expr, NotQuery, Query
 from mobile_agent.screen.viewtree import ViewTree
 
 Field = Literal["text", "desc", "id", "class"]
-Kind = Literal["in", "re"]  # the value occurs in the field / the pattern is found in it
+Kind = Literal[
+    "in", "re", "java"
+]  # the value occurs in the field / a pattern (Python's re, Java's) is found in it
 # At least one of these holds for some element of the screen.
 Need = frozenset[tuple[Field, Kind, str]]
 
@@ -34,8 +37,14 @@ _SEPARATOR = "\n"
 _CONTEXT_SENSITIVE = ("(?=", "(?!", "(?<", "(?(", "(?-", "(?>", "*+", "++", "?+", "}+", "\\A", "\\Z", "\\z")
 
 
-def selector_needs(sel: Selector) -> tuple[Need, ...]:
+def selector_needs(sel: Query) -> tuple[Need, ...]:
     """Needs that all hold on any screen where ``sel`` matches (every segment matches some node)."""
+    if isinstance(sel, NotQuery):
+        return ()  # holds on screens without what the inner selector names
+    if isinstance(sel, AnyQuery):
+        return one_of(selector_needs(part) for part in sel.parts)
+    if isinstance(sel, AllQuery):
+        return tuple(dict.fromkeys(need for part in sel.parts for need in selector_needs(part)))
     needs: list[Need] = []
     for seg in sel.segments:
         if seg.class_name is not None:
@@ -55,11 +64,12 @@ def one_of(alternatives: Iterable[tuple[Need, ...]]) -> tuple[Need, ...]:
     return (frozenset(merged),) if merged else ()
 
 
-def pattern_need(field: Field, pattern: str) -> tuple[Need, ...]:
-    """``pattern`` is searched in (or fully matches) the field of some element."""
-    if any(mark in pattern for mark in _CONTEXT_SENSITIVE) or _compiled(pattern) is None:
+def pattern_need(field: Field, pattern: str, kind: Kind = "re") -> tuple[Need, ...]:
+    """``pattern`` (Python's ``re``, or ``java`` for a selector's ``~=``) is searched in (or fully matches) the
+    field of some element."""
+    if any(mark in pattern for mark in _CONTEXT_SENSITIVE) or _compiled(pattern, kind) is None:
         return ()
-    return (frozenset({(field, "re", pattern)}),)
+    return (frozenset({(field, kind, pattern)}),)
 
 
 def _expr_needs(expr: Expr) -> list[Need]:
@@ -68,7 +78,7 @@ def _expr_needs(expr: Expr) -> list[Need]:
         if field is None or not isinstance(expr.value, str) or not expr.value:
             return []
         if expr.op == "~=":
-            return list(pattern_need(field, expr.value))
+            return list(pattern_need(field, expr.value, "java"))
         return [frozenset({(field, "in", expr.value)})] if expr.op in _CONTAINING_OPS else []
     if isinstance(expr, AllOf):
         return [need for part in expr.parts for need in _expr_needs(part)]
@@ -101,12 +111,17 @@ class ScreenWords:
     def _holds(self, field: Field, kind: Kind, value: str) -> bool:
         if kind == "in":
             return value in self.fields[field]
-        pattern = _compiled(value)
+        pattern = _compiled(value, kind)
         return pattern is None or pattern.search(self.fields[field]) is not None
 
 
 @lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern[str] | None:
+def _compiled(pattern: str, kind: Kind):  # -> a compiled pattern (re or regex) or None
+    if kind == "java":
+        try:
+            return java_regex(pattern, multiline=True)
+        except JavaRegexError:
+            return None
     try:
         return re.compile(pattern, re.MULTILINE)
     except re.error:

@@ -1,15 +1,18 @@
 """A tap point inside (or next to) a rule's target: offsets written as small arithmetic over the node's box.
 
 ``left: 'width * 0.9'`` means x = node.left + 0.9 * node.width; ``right`` counts back from the node's right edge,
-``top`` / ``bottom`` likewise for y. Names: left top right bottom width height screenWidth screenHeight.
+``top`` / ``bottom`` likewise for y (``x`` / ``y`` in a GKD rule count from the screen's left / top). Names: left
+top right bottom width height screenWidth screenHeight random (one number in 0-1 per evaluation, as in GKD).
+Operators: + - * / % and ^ (a power, binding tightest), with parentheses.
 """
 
 from __future__ import annotations
 
+import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-NAMES = ("left", "top", "right", "bottom", "width", "height", "screenWidth", "screenHeight")
+NAMES = ("left", "top", "right", "bottom", "width", "height", "screenWidth", "screenHeight", "random")
 _TOKEN_RE = re.compile(r"\s*(?:(\d+(?:\.\d+)?|\.\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
 
 
@@ -27,6 +30,7 @@ class Box:
     bottom: int
     screen_width: int
     screen_height: int
+    random: float = field(default_factory=random.random)
 
     def names(self) -> dict[str, float]:
         return {
@@ -38,6 +42,7 @@ class Box:
             "height": self.bottom - self.top,
             "screenWidth": self.screen_width,
             "screenHeight": self.screen_height,
+            "random": self.random,
         }
 
 
@@ -67,13 +72,11 @@ def _tokens(text: str) -> list[str | float]:
         if number is not None:
             out.append(float(number))
         elif name is not None:
-            if name == "random":
-                raise PositionError("random in a position", unsupported=True)
             if name not in NAMES:
                 raise PositionError(f"unknown name {name!r} in position (use {', '.join(NAMES)})")
             out.append(name)
         elif other is not None and other.strip():
-            if other not in "+-*/()":
+            if other not in "+-*/%^()":
                 raise PositionError(f"unexpected {other!r} in position {text!r}")
             out.append(other)
     if not out:
@@ -90,13 +93,24 @@ def _sum(tokens: list[str | float], names: dict[str, float]) -> tuple[float, lis
 
 
 def _product(tokens: list[str | float], names: dict[str, float]) -> tuple[float, list[str | float]]:
-    value, rest = _factor(tokens, names)
-    while rest and rest[0] in ("*", "/"):
-        op, (rhs, rest) = rest[0], _factor(rest[1:], names)
-        if op == "/" and rhs == 0:
+    value, rest = _power(tokens, names)
+    while rest and rest[0] in ("*", "/", "%"):
+        op, (rhs, rest) = rest[0], _power(rest[1:], names)
+        if op in ("/", "%") and rhs == 0:
             raise PositionError("division by zero in position")
-        value = value * rhs if op == "*" else value / rhs
+        value = value * rhs if op == "*" else value / rhs if op == "/" else value % rhs
     return value, rest
+
+
+def _power(tokens: list[str | float], names: dict[str, float]) -> tuple[float, list[str | float]]:
+    base, rest = _factor(tokens, names)
+    if rest and rest[0] == "^":
+        exponent, rest = _power(rest[1:], names)  # right to left: 2 ^ 3 ^ 2 is 2 ^ 9
+        try:
+            return float(base**exponent), rest
+        except (OverflowError, ZeroDivisionError, TypeError):
+            raise PositionError("a power out of range in position") from None
+    return base, rest
 
 
 def _factor(tokens: list[str | float], names: dict[str, float]) -> tuple[float, list[str | float]]:
