@@ -158,7 +158,7 @@ def try_rule(rule: PopupRule, tree: ViewTree, facts: ScreenFacts) -> RuleOutcome
             f"app version {facts.app_version.name or facts.app_version.code} is outside the rule's versions"
         )
     if gkd is not None and facts.memory is not None:
-        asleep = facts.memory.holds_back(gkd, facts.now or time.monotonic())
+        asleep = facts.memory.holds_back(gkd, _now(facts))
         if asleep is not None:
             return miss(asleep)
     target = _target(rule, tree)
@@ -189,6 +189,10 @@ def try_rule(rule: PopupRule, tree: ViewTree, facts: ScreenFacts) -> RuleOutcome
     return RuleOutcome(rule, target, Action.tap(centre.x, centre.y), "matched; tap the target's centre")
 
 
+def _now(facts: ScreenFacts) -> float:
+    return time.monotonic() if facts.now is None else facts.now
+
+
 def in_scope(rule: PopupRule, package: str, activity: str | None) -> bool:
     """The activity filters (the rule's, or a global rule's own for this app) hold for the screen."""
     if activity is None:
@@ -214,7 +218,7 @@ def _gkd_action(rule: GkdRule, target: Element, tree: ViewTree, facts: ScreenFac
             rule, target, None, "matched; action none (remembered for the rules after it)", True
         )
     if rule.limits.action_delay and facts.memory is not None:
-        waited = facts.memory.waited(rule, facts.now or time.monotonic())
+        waited = facts.memory.waited(rule, _now(facts))
         if not waited:
             return RuleOutcome(
                 rule, target, None, f"matched; acts if still there in {rule.limits.action_delay} ms"
