@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from mobile_agent.actions import Point
 from mobile_agent.gate.finding import Finding, Situation, with_model
+from mobile_agent.gate.harmless import harmless_words
 from mobile_agent.gate.lexicon import MONEY_KINDS, PASSWORD_HINT, is_no, is_yes, topic_kind, verb_kind
+from mobile_agent.gate.potential import potential_of
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import layout_parent
 from mobile_agent.screen.text import amounts, fold
@@ -21,6 +23,8 @@ def blind_finding(s: Situation, ctx: TargetContext, model: tuple[str, str] | Non
     """Nothing in the tree names the control under the finger: read the pixels, then what surrounds it."""
     described = ctx.describe()
     reader = s.reader
+    if reader is not None and not ctx.takes_touch and _opaque_surface(reader, ctx):
+        return _opaque(s, ctx, model)
     if reader is not None and not ctx.takes_touch and not reader.is_empty() and _any_clickable(reader):
         surface = _blind_surface(s, ctx)
         if surface is not None:
@@ -107,6 +111,44 @@ def blind_finding(s: Situation, ctx: TargetContext, model: tuple[str, str] | Non
             ("no label", "filled field"),
         )
     return None
+
+
+def _opaque_surface(reader: ScreenReader, ctx: TargetContext) -> bool:
+    """The finger lands on a view the tree cannot see into: a WebView, SurfaceView, TextureView or Flutter view with
+    no nodes of its own under the point, or a large childless view that names nothing (a page drawn as pixels; an
+    image is a picture)."""
+    hit = ctx.hit
+    if hit is None or hit.bounds is None or ctx.labels or hit.text.strip() or hit.content_desc.strip():
+        return False
+    b = hit.bounds
+    area = (b.right - b.left) * (b.bottom - b.top)
+    drawn = re.search(r"WebView|SurfaceView|TextureView|Flutter|GLSurface|Canvas", hit.class_name) is not None
+    childless = not any(True for _ in hit.node.iterchildren("node"))
+    picture = re.search(r"Image", hit.class_name) is not None  # a banner or photo is a picture, not a page
+    return childless and (drawn or (not picture and area >= 0.2 * reader.screen.width * reader.screen.height))
+
+
+def _opaque(s: Situation, ctx: TargetContext, model: tuple[str, str] | None) -> Finding | None:
+    """A tap into a surface the tree cannot see into: the pixels decide (OCR of the page around the finger), and
+    without them, an app that can pay, send or delete asks."""
+    if s.ocr_words is not None:
+        words = s.ocr_words(ctx.point)
+        if words is not None:
+            read, finding = _from_ocr(ctx, words, model)
+            if read or finding is not None:
+                return finding
+    if model is not None:
+        return Finding(model[0], "model", ctx.describe(), model[1], (model[1], "an opaque surface"))
+    if not s.can_matter:
+        return None
+    return Finding(
+        "sensitive",
+        "blind",
+        ctx.describe(),
+        f"a tap into a {ctx.hit.class_name.rsplit('.', 1)[-1] if ctx.hit else 'view'} the tree cannot see into, in an "
+        "app that can pay, send or delete",
+        ("opaque surface", f"app {s.package or 'unknown'}"),
+    )
 
 
 def _blind_surface(s: Situation, ctx: TargetContext) -> Finding | None:
@@ -256,6 +298,20 @@ def _from_ocr(
     if named is not None:
         return True, with_model(
             Finding(named[0], "ocr", described, f"OCR under the finger: '{near_text[:40]}'", signals), model
+        )
+    # The whole sheet the pixels show: an amount, a renewing price, 免密 or 扣款 in its fine print make what is
+    # under the finger a commit unless it is known to be harmless; OCR clears a control only on a page without them.
+    potential = potential_of([w.text for w in words])
+    if potential is not None and harmless_words(near_text) is None:
+        return True, with_model(
+            Finding(
+                potential.kind,
+                "ocr",
+                described,
+                f"OCR: '{near_text[:30] or 'an unreadable control'}' on a page with {potential.describe()}",
+                (*signals, *potential.signals),
+            ),
+            model,
         )
     topic = topic_kind([w.text for w in words])
     if topic is not None and (not near or is_yes(near_text) or bool(amounts(near_text))):

@@ -84,10 +84,10 @@ from mobile_agent.gate.lexicon import (
     topic_kind,
     verb_kind,
 )
-from mobile_agent.gate.pages import ledger_row, list_row, review_commit, settled
+from mobile_agent.gate.pages import ledger_row, list_row, menu_row, review_commit, settled
 from mobile_agent.gate.precaution import precaution
 from mobile_agent.gate.sharing import composer_share, direct_share, shares_personal_data
-from mobile_agent.gate.surfaces import call_tile, ime_action_key, notification_surface
+from mobile_agent.gate.surfaces import call_tile, ime_action_key, notification_body, notification_surface
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import ends_input_row
 from mobile_agent.screen.labels import is_keyboard
@@ -162,7 +162,14 @@ def _point_on_tree(
     label = " ".join(labels)
     if ctx.target is not None and ctx.target.package != s.package and is_keyboard(ctx.target.package):
         return _keyboard_key(s, reader, ctx, label, model)
-    surface = notification_surface(reader, ctx, labels) or call_tile(reader, ctx, labels, s.package)
+    if notification_body(reader, ctx):
+        # The notification itself opens its app, whatever its message says.
+        return Finding(model[0], "model", ctx.describe(), model[1], (model[1],)) if model else None
+    surface = notification_surface(reader, ctx, labels) or (
+        call_tile(reader, ctx, labels, s.package)
+        if s.action.kind in (ActionKind.TAP, ActionKind.DOUBLE_TAP)
+        else None
+    )
     if surface is not None:
         return with_model(surface, model)
     if s.manifest_element is not None:
@@ -216,6 +223,7 @@ def _point_on_tree(
         named is not None
         and not ctx.is_tab
         and not ledger_row(ctx)  # "转账-王五 -500.00" in a bill: the record of a transfer, opened to read
+        and not (named[0] in MONEY_KINDS and menu_row(reader, ctx))  # 自动续费 in 支付设置: the page it opens
         and not _entry_tile(reader, ctx, named)
         and not _opens_composer(reader, ctx, named)
     ):

@@ -29,6 +29,10 @@ from mobile_agent.screen.viewtree import Element
 
 log = logging.getLogger(__name__)
 
+# What OCR reads around a blind target: this share of the frame's height above and below the finger, at most this
+# many text lines (nearest first).
+_OCR_ABOVE, _OCR_BELOW, _OCR_LINES = 0.4, 0.3, 16
+
 
 class SafetyGate:
     """The Guard that classifies an action and applies the policy. Stateless between steps.
@@ -112,7 +116,14 @@ class SafetyGate:
             image = ctx.screenshot_source() if reader is not None else None  # type: ignore[misc]
             if image is None:
                 return None
-            return reader.words_near(image, (point.x, point.y))
+            # The sheet or page around the finger, not one word: fine print 400 px away decides like any text.
+            height = image.size[1]
+            return reader.words_near(
+                image,
+                (point.x, point.y),
+                radius_y=(round(height * _OCR_ABOVE), round(height * _OCR_BELOW)),
+                max_lines=_OCR_LINES,
+            )
 
         return words
 

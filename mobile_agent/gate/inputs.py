@@ -110,11 +110,12 @@ def _submit_in_field(
 
 
 def _form_potential(s: Situation) -> Potential | None:
-    """The money or personal data a form on screen could hand over (what is typed in its fields aside)."""
+    """The money or personal data a form on screen could hand over (what is typed in its fields included: Enter
+    submits it)."""
     reader = s.reader
     if reader is None:
         return None
-    texts = [t for e in reader.visible if not reader.is_edit(e) for t in labels_of(e)]
+    texts = [t for e in reader.visible for t in labels_of(e)]
     found = potential_of(texts)
     return found if found is not None and (found.kind in MONEY_KINDS or found.kind == "share") else None
 

@@ -132,7 +132,9 @@ HARMLESS_WORDS = (
     "ใส่ตะกร้า เพิ่มลงตะกร้า ตะกร้า ถูกใจ ติดตาม รายละเอียด ดูเพิ่มเติม กลับ "
     "sepete_ekle sepet favoriler beğen takip_et detaylar geri "
     "أضف_إلى_السلة السلة المفضلة إعجاب متابعة التفاصيل رجوع "
-    "सूची_में_जोड़ें कार्ट_में_जोड़ें पसंद विवरण वापस"
+    "सूची_में_जोड़ें कार्ट_में_जोड़ें पसंद विवरण वापस "
+    "コピー 복사 копировать kopieren copier copiar copia sao_chép salin kopyala نسخ "
+    "シェア 共有 공유 поделиться teilen partager compartir compartilhar condividi chia_sẻ bagikan paylaş แชร์ مشاركة"
 )
 # A confirming word that may open a longer name: "Xác nhận chuyển tiền", "Konfirmasi pembayaran".
 CONFIRM_WORDS = (

@@ -15,7 +15,7 @@ from mobile_agent.screen.text import amounts, fold
 # A report that the thing already happened: the page is a receipt, its button only leaves it. Money that moved is
 # lexicon.is_settled's; these are the other events, and the places that hold what was already done.
 _DONE = re.compile(
-    r"(删除|发送|提交)成功|已(发送|提交|完成)|最近删除|回收站|"
+    r"(删除|发送|提交|下单|购买|预订|预约|兑换|支付|付款|转账|充值)成功|已(发送|提交|完成|下单|支付|付款|退款|到账)|(已|原路)退回|退款(成功|到账)|订单已提交|最近删除|回收站|"
     r"\border (sent|complete|completed|successful|placed)\b|\b(successfully|succeeded)\b|\brecently deleted\b|"
     r"\badded to your\b",
     re.I,
@@ -151,6 +151,42 @@ def list_row(ctx: TargetContext) -> bool:
     return len(_rows(ctx)) >= 2
 
 
+def menu_row(reader: ScreenReader, ctx: TargetContext) -> bool:
+    """The target is one entry of a settings menu: three or more look-alike rows stacked in one column, each
+    named by a short label, on a page that states no amount ("支付设置: 实名认证 | 支付密码 | 自动续费 | 扣费服务"). A
+    money word there names the page the row opens."""
+    target = ctx.target
+    if target is None or target.bounds is None or ctx.container is not None:
+        return False
+    parent = target.node.getparent()
+    if parent is None:
+        return False
+    b = target.bounds
+    h = b.bottom - b.top
+    rows = [
+        row
+        for row in parent.iterchildren("node")
+        if row.get("class") == target.class_name
+        and row.get("clickable") == "true"
+        and (x := _box(row)) is not None
+        and abs((x[3] - x[1]) - h) <= 0.2 * h
+        and abs(x[0] - b.left) <= 10
+    ]
+    if len({_box(r)[1] for r in rows}) < 3:  # type: ignore[index]
+        return False
+    if any(len(fold(" ".join(_texts(r)))) > 10 for r in rows):
+        return False
+    return not any(amounts(t) for t in reader.texts())
+
+
+def side_by_side(ctx: TargetContext) -> bool:
+    """The target's look-alikes in a scrolling page all share its row: buttons side by side ([Cancel] [Continue]),
+    not the rows of a list."""
+    rows = _rows(ctx)
+    top = ctx.target.bounds.top if ctx.target is not None and ctx.target.bounds is not None else None
+    return 2 <= len(rows) <= 3 and all((b := _box(r)) is not None and b[1] == top for r in rows)
+
+
 def ledger_row(ctx: TargetContext) -> bool:
     """A row of a statement: it and its look-alike neighbours each end in a signed sum ("-500.00", "+1.23"), the
     record of money that already moved."""
@@ -192,4 +228,14 @@ def _box(node) -> tuple[int, ...] | None:  # noqa: ANN001 - an lxml node
     return tuple(int(v) for v in m.groups()) if m else None
 
 
-__all__ = ["ledger_row", "list_row", "lowest", "main_button", "past_event", "review_commit", "settled"]
+__all__ = [
+    "ledger_row",
+    "list_row",
+    "lowest",
+    "main_button",
+    "menu_row",
+    "past_event",
+    "review_commit",
+    "settled",
+    "side_by_side",
+]

@@ -16,45 +16,28 @@ from __future__ import annotations
 import re
 
 from mobile_agent.gate.blind import stepper
+from mobile_agent.gate.dialogs import questions
 from mobile_agent.gate.finding import Finding
-from mobile_agent.gate.lexicon import is_no
-from mobile_agent.gate.lexicon_languages import HARMLESS_WORDS
-from mobile_agent.gate.pages import list_row, lowest
+from mobile_agent.gate.harmless import CHEVRON, harmless_words
+from mobile_agent.gate.lexicon import is_refusal, topic_kind
+from mobile_agent.gate.pages import list_row, lowest, past_event, settled, side_by_side
 from mobile_agent.gate.potential import Potential, potential_of
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import labels_of
-from mobile_agent.screen.text import fold, spaced
+from mobile_agent.screen.text import fold
 from mobile_agent.screen.viewtree import visible
 
+# Ids that name navigation: the title bar's back, close and up buttons (an icon-font glyph for a label).
+_NAVIGATION_ID = re.compile(
+    r"^(iv_|tv_|btn_|ib_)?(go_?back|back|nav(igate)?_?(up|back)|home_?as_?up|close|cancel)(_?(btn|button|icon|iv|img))?$",
+    re.I,
+)
+# What a page's statements may say its main button does when its label is unknown: money moving, data wiped.
+_PAGE_TOPICS = frozenset({"pay", "transfer", "order", "delete"})
 _SHEET_MAX = 0.6  # of the screen's area: a card or sheet is smaller; a layer as big as a page is the page
 _BUTTON_LABEL_MAX = (
     16  # folded characters: "立即支付 ¥99.00", "Place your order"; a row or a sentence is longer
 )
-
-# Controls known to be harmless wherever they are: they go somewhere, show something, or undo nothing. The whole
-# label must be one of these (folded; a trailing chevron or count is ignored).
-_HARMLESS_ZH = re.compile(
-    r"(返回|关闭|取消|退出|查看|查看详情|详情|订单详情|账单详情|商品详情|更多|查看更多|展开|展开全部|收起|全部|帮助|客服|在线客服|联系客服|"
-    r"联系商家|联系卖家|咨询|说明|规则|活动规则|使用规则|了解更多|了解详情|常见问题|用户协议|隐私政策|服务协议|隐私协议|"
-    r"加入购物车|加购|加入购物袋|收藏|已收藏|关注|已关注|点赞|喜欢|复制|编辑|修改|更换|切换|换一换|换一批|刷新|搜索|筛选|排序|"
-    r"进店|进入店铺|店铺|规格|选择规格|评价|全部评价|问大家|选择|选择地址|添加地址|新增地址|修改地址|选择优惠券|不使用优惠券|"
-    r"备注|添加备注|上一步|上一页|下一页|我知道了|知道了|稍后|稍后再说|以后再说|暂不|不了|跳过|拒绝|不允许|禁止|标记已读|"
-    r"设为已读|已读|静音|免打扰|稍后提醒|回复|发消息|发短信|首页|我的|消息|分类|购物车|发现|通讯录|联系人|打开|去看看|看看|预览|放大|播放|暂停)"
-)
-_HARMLESS_EN = re.compile(
-    r"(back|go back|close|cancel|exit|view|view details|view order|view all|details|more|more info|see all|see more|"
-    r"see details|show more|show all|learn more|read more|expand|collapse|help|support|contact( us| seller| support)?|"
-    r"faq|terms|terms (of service|of use|and conditions)|privacy|privacy policy|edit|change|change payment method|"
-    r"change method|select|choose|switch|refresh|search|filter|sort|add to (cart|bag|basket|wishlist|favorites)|"
-    r"save for later|wishlist|favorite|favourite|like|follow|following|copy|previous|prev|not now|maybe later|later|"
-    r"skip|dismiss|deny|don t allow|no thanks|mark as read|mark read|archive|snooze|mute|home|open|preview|play|pause|"
-    r"reply|message|text)"
-)
-_HARMLESS_OTHER = frozenset(fold(w.replace("_", " ")) for w in HARMLESS_WORDS.split())
-_TRAILER = re.compile(r"[\s>›〉»→\-–—]+$|\s*[(（\[【]?\s*\d{1,3}\+?\s*[)）\]】]?$")
-# What a control acts on, quoted after its verb: Copy "482913", 复制「链接」.
-_QUOTED = re.compile(r"[\"“”'‘’「」『』«»].*?([\"“”'‘’「」『』«»]|$)")
-_CHEVRON = re.compile(r"[>›〉»▾▼⌄∨]\s*$")
 
 
 def known_harmless(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> str | None:
@@ -68,41 +51,26 @@ def known_harmless(reader: ScreenReader, ctx: TargetContext, labels: list[str]) 
         return "a text field"
     if target.node.get("checkable") == "true":
         return "a check box or switch (named by its row)"
+    if any(_NAVIGATION_ID.search(i.rsplit("/", 1)[-1]) for i in ctx.ids[:1]):
+        return "its id names navigation"
     label = " ".join(labels).strip()
-    said = harmless_words(label)
+    said = harmless_words(labels)
     if said is not None:
         return said
-    if label and _CHEVRON.search(label):
+    if label and CHEVRON.search(label):
         return "a row that opens a page"
-    if list_row(ctx):
+    if list_row(ctx) and not side_by_side(ctx):
         return "a row of a list"
     if re.fullmatch(r"[+\-−－＋]|\d{1,3}", label) or stepper(reader, target):
         return "a stepper"
     return None
 
 
-def harmless_words(label: str) -> str | None:
-    """Why the words of a label are known to be harmless (a no, or a phrase that only goes somewhere or shows
-    something), or None."""
-    label = label.strip()
-    if not label:
-        return None
-    if is_no(label):
-        return "a no"
-    words = _TRAILER.sub("", _QUOTED.sub("", label)).strip()
-    folded = fold(words)
-    if words and (
-        _HARMLESS_ZH.fullmatch(folded)
-        or _HARMLESS_EN.fullmatch(spaced(words).strip())
-        or folded in _HARMLESS_OTHER
-    ):
-        return f"'{words[:30]}' only goes somewhere or shows something"
-    return None
-
-
 def primary_role(reader: ScreenReader, ctx: TargetContext) -> str | None:
-    """Which primary control of its screen the target is: "sheet button", "main button", or None (a control the
-    page holds among many: the word rules judge it)."""
+    """Which primary control of its screen the target is: "sheet button", "main button" (the page's commit: on
+    its bottom bar, or in the last row of buttons under its content), "title action" (the right of the title bar: ✓,
+    保存, Send), "card button" (the one button of a card that states what it costs), or None (a control among many:
+    the word rules judge it)."""
     target = ctx.target
     if target is None or not ctx.takes_touch:
         return None
@@ -118,29 +86,85 @@ def primary_role(reader: ScreenReader, ctx: TargetContext) -> str | None:
         return None
     width = b.right - b.left
     on_bottom_bar = b.top >= 0.85 * screen.height and width >= 0.25 * screen.width
-    # A wide button below the page's content (a form's or a review's commit), not a row near the top.
-    wide_and_last = width >= 0.6 * screen.width and b.top >= 0.35 * screen.height and lowest(reader, ctx)
-    return "main button" if on_bottom_bar or wide_and_last else None
+    # The last row of buttons below the page's content (a form's or a review's commit, [Cancel] [Continue]), not a
+    # row near the top.
+    last_row = width >= 0.25 * screen.width and b.top >= 0.35 * screen.height and lowest(reader, ctx)
+    if on_bottom_bar or last_row:
+        return "main button"
+    if b.bottom <= 0.12 * screen.height and b.left >= 0.55 * screen.width:
+        return "title action"
+    if card_of(reader, target) is not None:
+        return "card button"
+    return None
+
+
+def card_of(reader: ScreenReader, target):  # noqa: ANN001, ANN201 - Elements
+    """The card the target is the one button of: the nearest ancestor (three levels at most) smaller than a third
+    of the screen that states something (a price, a payment method) and holds no other button."""
+    node = target.node
+    for _ in range(3):
+        node = node.getparent()
+        if node is None or node.tag != "node":
+            return None
+        card = reader.element(node)
+        if card is None or card.bounds is None:
+            continue
+        c = card.bounds
+        if (c.right - c.left) * (c.bottom - c.top) >= reader.screen.width * reader.screen.height / 3:
+            return None
+        buttons = [n for n in node.iter("node") if n.get("clickable") == "true" and n is not target.node]
+        inside = {id(d) for b in buttons for d in b.iter("node")} | {id(d) for d in target.node.iter("node")}
+        statements = [n for n in node.iter("node") if (n.get("text") or "").strip() and id(n) not in inside]
+        if statements:
+            # The card's first line (its title, often a link to the app) is no commit; one other control at most.
+            texts = [n for n in node.iter("node") if (n.get("text") or n.get("content-desc") or "").strip()]
+            first = min(texts, key=lambda n: _top(reader, n), default=None)
+            if len(buttons) > 1 or first is not None and target.node in (first, *first.iterancestors("node")):
+                return None
+            return card
+    return None
+
+
+def _top(reader: ScreenReader, node) -> int:  # noqa: ANN001 - an lxml node
+    e = reader.element(node)
+    return e.bounds.top if e is not None and e.bounds is not None else 1 << 30
 
 
 def scope_potential(reader: ScreenReader, ctx: TargetContext, role: str) -> Potential | None:
-    """The potential of what the primary control commits: its sheet, or its page. What is typed into a field (a
-    price filter's ¥50) is the user's input, not what the screen asks for."""
-    sheet = role == "sheet button" and ctx.container is not None
-    scope = (
-        ctx.container.node.iter("node")
-        if sheet and ctx.container is not None
-        else reader.tree.root.iter("node")
-    )
+    """The potential of what the primary control commits: its sheet, its card, or its page. What is typed into a
+    field (a price filter's ¥50) is the user's input, not what the screen asks for. A card's bare price is what a
+    feed shows on every item: a card commits only with more (免密支付, a renewing price, a payee)."""
+    scope_element = ctx.container if role == "sheet button" else None
+    if role == "card button" and ctx.target is not None:
+        scope_element = card_of(reader, ctx.target)
+    nodes = scope_element.node.iter("node") if scope_element is not None else reader.tree.root.iter("node")
     texts = [
         t
-        for n in scope
+        for n in nodes
         if (e := reader.element(n)) is not None and visible(e) and not reader.is_edit(e)
         for t in labels_of(e)
     ]
-    if sheet:
-        return potential_of(texts, None, in_sheet=True)
-    return potential_of([*reader.page_title(), *texts], reader)
+    if role == "sheet button":
+        found = potential_of(texts, None, in_sheet=True)
+    elif role == "card button":
+        found = potential_of(texts)
+        if found is not None and all(sig.startswith("amount ") for sig in found.signals):
+            return None
+    else:
+        found = potential_of([*reader.page_title(), *texts], reader)
+    if found is not None:
+        return found
+    # No money, data or message, but the scope's own words say what a yes does (清除所有数据, 要给张伟打电话吗？):
+    # a button in a word nobody listed goes on with it.
+    if role == "card button":
+        return None
+    statements = list(ctx.statements) if role == "sheet button" else [*reader.page_title(), *ctx.statements]
+    named = topic_kind(questions(statements))
+    if named is None or any(is_refusal(t) for t in statements) or past_event(statements[:3]):
+        return None  # "当前时间不允许委托 [确定]": a notice that nothing happened
+    if role != "sheet button" and named[0] not in _PAGE_TOPICS:
+        return None  # a page's instructions speak of sending and calling ("Can't send an SMS with your code")
+    return Potential(named[0], (f"text '{named[1][:40]}'",))
 
 
 def precaution(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> Finding | None:
@@ -148,11 +172,13 @@ def precaution(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> F
     role = primary_role(reader, ctx)
     if role is None or known_harmless(reader, ctx, labels) is not None:
         return None
+    if role != "sheet button" and settled(reader, ctx) is not None:
+        return None  # a receipt: what the page states already happened
     potential = scope_potential(reader, ctx, role)
     if potential is None:
         return None
     label = " ".join(labels)[:30] or "an unnamed control"
-    where = "sheet" if role == "sheet button" else "page"
+    where = {"sheet button": "sheet", "card button": "card"}.get(role, "page")
     return Finding(
         potential.kind,
         "precaution",
@@ -193,9 +219,9 @@ def _tab_bar_item(reader: ScreenReader, target) -> bool:  # noqa: ANN001 - an El
 def _button_like(ctx: TargetContext) -> bool:
     """A button, not a row: one short label (or none), no chevron, not a row of a scrolling list."""
     words = fold(" ".join(dict.fromkeys(ctx.labels)))
-    if len(words) > _BUTTON_LABEL_MAX or len(set(ctx.labels)) > 2 or _CHEVRON.search(" ".join(ctx.labels)):
+    if len(words) > _BUTTON_LABEL_MAX or len(set(ctx.labels)) > 2 or CHEVRON.search(" ".join(ctx.labels)):
         return False
-    return not list_row(ctx)
+    return not list_row(ctx) or side_by_side(ctx)
 
 
-__all__ = ["harmless_words", "known_harmless", "precaution", "primary_role", "scope_potential"]
+__all__ = ["card_of", "known_harmless", "precaution", "primary_role", "scope_potential"]

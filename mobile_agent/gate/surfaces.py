@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 from mobile_agent.gate.finding import Finding
+from mobile_agent.gate.harmless import harmless_words
 from mobile_agent.gate.lexicon import verb_kind
-from mobile_agent.gate.precaution import harmless_words
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import is_keyboard, labels_of
 from mobile_agent.screen.text import fold
@@ -26,6 +26,8 @@ _SYSTEM_UI = "com.android.systemui"
 _NOTIFICATION = re.compile(r"notification|expandable|status_?bar_?latest|heads_?up", re.I)
 _REPLY_CHIPS = re.compile(r"smart_?repl|smart_?suggest|smart_?action|quick_?repl|SmartReplyView", re.I)
 _ACTIONS = re.compile(r"(^|[/_:])actions?(\d|_container|_list|$)|action_?\d|notification_action", re.I)
+# The shade's own buttons below the notifications: clear all, manage, settings.
+_SHADE_FOOTER = re.compile(r"clear_?all|dismiss_?(text|all)|manage|settings|footer", re.I)
 _REMOTE_INPUT = re.compile(r"remote_?input|inline_?reply|reply_?(text|field|input)", re.I)
 
 # Keyboard action keys that only move the focus or close the keyboard; the rest submit the field.
@@ -53,6 +55,17 @@ _QUICK_DIAL_TAB = re.compile(
 )
 
 
+def notification_body(reader: ScreenReader, ctx: TargetContext) -> bool:
+    """The touch lands on a notification itself (its row with title and text), not on one of its buttons: a tap
+    opens the app, whatever the message says."""
+    target = ctx.target
+    if target is None or not target.package.startswith(_SYSTEM_UI):
+        return False
+    chain = [target.node, *target.node.iterancestors("node")]
+    marks = [" ".join((n.get("resource-id") or "", n.get("class") or "")) for n in chain]
+    return any(_NOTIFICATION.search(m) for m in marks) and _body(reader, ctx)
+
+
 def notification_surface(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> Finding | None:
     """A reply chip sends; an action not known to be harmless is read as what it does (its verb) or asks; the
     notification's body opens the app. ``None`` also when the target is no part of a notification."""
@@ -64,8 +77,8 @@ def notification_surface(reader: ScreenReader, ctx: TargetContext, labels: list[
     if not any(_NOTIFICATION.search(m) or _REPLY_CHIPS.search(m) or _ACTIONS.search(m) for m in marks):
         return None
     label = " ".join(labels)
-    if _body(reader, ctx):
-        return None  # the notification itself: a tap opens the app
+    if _body(reader, ctx) or _SHADE_FOOTER.search(target.resource_id):
+        return None
     # Only the views between the target and the notification say what the target is: a chip in the reply row, an
     # action of the actions row. An id on the notification's own root says nothing of its parts.
     own = marks[: _depth_to_notification(chain)]
@@ -77,7 +90,7 @@ def notification_surface(reader: ScreenReader, ctx: TargetContext, labels: list[
             f"a notification's reply chip '{label[:30]}' sends it at once",
             (f"reply chip '{label[:40]}'", "notification"),
         )
-    if harmless_words(label) is not None:
+    if harmless_words(labels) is not None:
         return None
     named = verb_kind(label) if label else None
     kind = named[0] if named else ("send" if any(_REMOTE_INPUT.search(m) for m in own) else "sensitive")
@@ -172,7 +185,7 @@ def call_tile(reader: ScreenReader, ctx: TargetContext, labels: list[str], packa
     if target is None or not (_CALLING_APP.search(app or "") or _CALLING_APP.search(package or "")):
         return None
     label = " ".join(labels)
-    if not label or harmless_words(label) is not None:
+    if not label or harmless_words(labels) is not None:
         return None
     marks = " ".join(
         " ".join((n.get("resource-id") or "", n.get("content-desc") or ""))
@@ -193,4 +206,4 @@ def call_tile(reader: ScreenReader, ctx: TargetContext, labels: list[str], packa
     )
 
 
-__all__ = ["call_tile", "ime_action_key", "notification_surface"]
+__all__ = ["call_tile", "ime_action_key", "notification_body", "notification_surface"]
