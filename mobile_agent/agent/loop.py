@@ -40,6 +40,7 @@ from mobile_agent.agent.step import (
 from mobile_agent.agent.takeover import (
     Wall,
     approval_from_reply,
+    typed_approval,
     confirmation_question,
     detect_wall,
     pause_kind_for_call,
@@ -450,7 +451,7 @@ class Agent:
             self._pause(
                 draft, "confirm", question, pending=draft.action, decision=asked, screen_hash=screen_hash
             )
-        approved = approval_from_reply(answer) is True
+        approved = typed_approval(answer, asked.kind)
         draft.decisions.append(
             Decision("human", Verdict.ALLOW if approved else Verdict.BLOCK, answer.strip())
         )

@@ -107,8 +107,28 @@ def confirmation_question(decision: Decision, action: Action, screenshot: Path |
     lines.append(f"  why:     {decision.reason}")
     if screenshot is not None:
         lines.append(f"  screen:  {screenshot}")
-    lines.append("Allow it? [y/N]")
+    lines.append(f"Type {confirm_word(decision.kind)!r} to allow it; anything else declines.")
     return "\n".join(lines)
+
+
+# The word a person types to allow a consequential kind at the terminal: the kind itself, so a key pressed by habit
+# (y, Enter) or typed before the question was shown never approves a payment.
+_TYPED_WORDS = frozenset({"pay", "transfer", "order", "delete", "send", "post", "call", "share"})
+_TYPED_ALSO = frozenset({"yes", "确认", "同意", "允许"})
+
+
+def confirm_word(kind: str | None) -> str:
+    """What the terminal asks the person to type to allow an action of ``kind``."""
+    return kind if kind in _TYPED_WORDS else "yes"
+
+
+def typed_approval(answer: str | None, kind: str | None) -> bool:
+    """Whether a line typed at the terminal allows an action of ``kind``: the kind's word (or "yes", 确认), never a
+    single key."""
+    if answer is None:
+        return False
+    word = answer.strip().lower().rstrip(".!。！")
+    return word == confirm_word(kind) or word in _TYPED_ALSO
 
 
 def takeover_question(kind: str, evidence: str | None) -> str:
@@ -124,6 +144,8 @@ def takeover_question(kind: str, evidence: str | None) -> str:
 __all__ = [
     "Wall",
     "approval_from_reply",
+    "confirm_word",
+    "typed_approval",
     "confirmation_question",
     "detect_wall",
     "pause_kind_for_call",

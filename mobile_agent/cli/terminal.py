@@ -64,16 +64,23 @@ def shown(text: str | None) -> str:
 
 
 class TerminalUser:
-    """Asks on the terminal; answers None (nobody can answer) when standard input is not a terminal."""
+    """Asks on the terminal; answers None (nobody can answer) when standard input is not a terminal, and says so
+    once: the question then waits where a person can answer it."""
+
+    def __init__(self) -> None:
+        self._said_no_terminal = False
 
     def ask(self, question: str) -> str | None:
         return self.ask_until(question, lambda: False)
 
     def ask_until(self, question: str, stopped: Callable[[], bool]) -> str | None:
-        """The line the person types; None at end of input, or once ``stopped()`` (the episode no longer needs
-        the answer: its phone was taken over). Standard input is polled, so nothing is left reading it."""
+        """The line the person types after seeing the question (whatever was typed before it is discarded); None
+        at end of input, or once ``stopped()`` (the episode no longer needs the answer: its phone was taken
+        over). Standard input is polled, so nothing is left reading it."""
         if not sys.stdin.isatty():
+            self._say_no_terminal()
             return None
+        _discard_typed_ahead()
         console.print(f"[bold yellow]The agent asks:[/] {shown(question)}")
         print("> ", end="", flush=True)
         while not stopped():
@@ -86,6 +93,30 @@ class TerminalUser:
                 return line.removesuffix("\n") if line else None
         print()
         return None
+
+    def _say_no_terminal(self) -> None:
+        if self._said_no_terminal:
+            return
+        self._said_no_terminal = True
+        from rich.console import Console
+
+        Console(stderr=True).print(
+            "standard input is not a terminal, so nobody can answer here: the episode pauses (needs_user) and "
+            "keeps its phone; answer in `mobile-agent inbox`, in the console (`mobile-agent console`), or with "
+            "`mobile-agent resume EPISODE --reply yes|no`",
+            highlight=False,
+        )
+
+
+def _discard_typed_ahead() -> None:
+    """Throw away what was typed before the question was shown: a key pressed by habit, or while the agent
+    worked, must not answer a question nobody has read yet (termios; elsewhere nothing to discard)."""
+    try:
+        import termios
+
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError):
+        pass
 
 
 def print_step(event: StepEvent) -> None:

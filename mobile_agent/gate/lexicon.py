@@ -23,7 +23,9 @@ from mobile_agent.gate.lexicon_languages import (
 )
 from mobile_agent.screen.text import fold, plain, shown, spaced, without_amounts
 
-KINDS = ("pay", "transfer", "order", "delete", "send", "post", "call", "sensitive")
+# share: handing personal data or control to a third party (a phone number to a mini-program, contacts to an app,
+# full control of the device, a login on another device); sensitive: consequential, but no word says which kind.
+KINDS = ("pay", "transfer", "order", "delete", "send", "post", "call", "share", "sensitive")
 MONEY_KINDS = frozenset({"pay", "transfer", "order"})
 
 # Chinese on the folded form (no spaces, simplified, lower case); English on the spaced form with word starts.

@@ -24,14 +24,33 @@ def terminal(monkeypatch):
     os.close(master)
 
 
+def type_later(master: int, data: bytes, after: float = 0.3) -> None:
+    """Types ``data`` on the terminal once the question has been shown."""
+    threading.Timer(after, os.write, args=(master, data)).start()
+
+
 def test_the_typed_line_is_the_answer(terminal):
-    os.write(terminal, "好了\n".encode())
+    type_later(terminal, "好了\n".encode())
     assert TerminalUser().ask("请确认") == "好了"
 
 
 def test_end_of_input_is_no_answer(terminal):
-    os.write(terminal, b"\x04")  # Ctrl-D on an empty line
+    type_later(terminal, b"\x04")  # Ctrl-D on an empty line
     assert TerminalUser().ask("请确认") is None
+
+
+def test_what_was_typed_before_the_question_is_discarded(terminal):
+    os.write(terminal, b"y\n")  # typed while the agent worked, before anything was asked
+    type_later(terminal, b"send\n")
+    assert TerminalUser().ask("Type 'send' to allow it") == "send"
+
+
+def test_a_single_key_never_approves_a_consequential_action():
+    from mobile_agent.agent.takeover import confirm_word, typed_approval
+
+    assert confirm_word("pay") == "pay" and confirm_word("sensitive") == "yes"
+    assert typed_approval("pay", "pay") and typed_approval(" YES ", "send") and typed_approval("确认", "call")
+    assert not any(typed_approval(a, "pay") for a in ("y", "Y", "", "是", "好", "send", None))
 
 
 def test_a_stopped_episode_stops_waiting_for_the_person(terminal):
@@ -39,7 +58,7 @@ def test_a_stopped_episode_stops_waiting_for_the_person(terminal):
     threading.Timer(0.3, flag.set, args=("phone taken over",)).start()
     with pytest.raises(EpisodeStopped, match="phone taken over"):
         flag.ask(TerminalUser(), "请确认")
-    os.write(terminal, "迟到的回答\n".encode())  # typed later: nothing is left waiting to read it
+    type_later(terminal, "迟到的回答\n".encode())  # typed later: nothing is left waiting to read it
     assert TerminalUser().ask("again") == "迟到的回答"
 
 
