@@ -40,12 +40,12 @@ from mobile_agent.agent.step import (
 from mobile_agent.agent.takeover import (
     Wall,
     approval_from_reply,
-    typed_approval,
     confirmation_question,
     detect_wall,
     pause_kind_for_call,
     resume_hint,
     takeover_question,
+    typed_approval,
 )
 from mobile_agent.device.android import AndroidDevice
 from mobile_agent.errors import (
