@@ -52,11 +52,71 @@ def _compile_expr(expr: Expr) -> Test:
     if isinstance(expr, Not):
         inner = _compile_expr(expr.expr)
         return lambda ctx: not inner(ctx)
+    if isinstance(expr, AnyOf):
+        grouped = _words_of_one_property(expr)
+        if grouped is not None:
+            return grouped
     parts = tuple(_compile_expr(p) for p in expr.parts)
+    if len(parts) == 2:
+        first, second = parts
+        if isinstance(expr, AllOf):
+            return lambda ctx: first(ctx) and second(ctx)
+        return lambda ctx: first(ctx) or second(ctx)
     if isinstance(expr, AllOf):
-        return lambda ctx: all(p(ctx) for p in parts)
+
+        def all_hold(ctx: Ctx) -> bool:
+            for part in parts:
+                if not part(ctx):
+                    return False
+            return True
+
+        return all_hold
     assert isinstance(expr, AnyOf)
-    return lambda ctx: any(p(ctx) for p in parts)
+
+    def one_holds(ctx: Ctx) -> bool:
+        for part in parts:
+            if part(ctx):
+                return True
+        return False
+
+    return one_holds
+
+
+def _words_of_one_property(expr: AnyOf) -> Test | None:
+    """``[text*="a" || text*="b" || text="c" ...]`` (real rules list dozens): the property read once."""
+    tests: list[tuple[str, str]] = []
+    name = None
+    for part in expr.parts:
+        if not (
+            isinstance(part, Compare)
+            and isinstance(part.left, Name)
+            and isinstance(part.right, Literal)
+            and isinstance(part.right.value, str)
+            and part.op in ("=", "^=", "*=", "$=")
+            and part.left.name in PROPERTIES
+            and name in (None, part.left.name)
+        ):
+            return None
+        name = part.left.name
+        tests.append((part.op, part.right.value))
+    read = PROPERTIES[name]  # type: ignore[index]
+    equal = frozenset(v for op, v in tests if op == "=")
+    starts = tuple(v for op, v in tests if op == "^=")
+    ends = tuple(v for op, v in tests if op == "$=")
+    contains = tuple(v for op, v in tests if op == "*=")
+
+    def any_word(ctx: Ctx) -> bool:
+        value = read(ctx.node)
+        if not isinstance(value, str):
+            return False
+        return (
+            value in equal
+            or (bool(starts) and value.startswith(starts))
+            or (bool(ends) and value.endswith(ends))
+            or any(word in value for word in contains)
+        )
+
+    return any_word
 
 
 # -- comparisons ------------------------------------------------------------------------------------------------------
@@ -133,7 +193,13 @@ def _fast_string_test(c: Compare) -> Test | None:
         return None
     value, read, op = c.right.value, PROPERTIES[c.left.name], c.op
     if op == "=" and value is not None:
-        return lambda ctx: read(ctx.node) == value and type(read(ctx.node)) is type(value)
+        kind = type(value)
+
+        def equals(ctx: Ctx) -> bool:
+            actual = read(ctx.node)
+            return type(actual) is kind and actual == value
+
+        return equals
     if isinstance(value, str) and op.lstrip("!") in _STRING_TESTS:
         test, negate = _STRING_TESTS[op.lstrip("!")], op.startswith("!")
 

@@ -209,3 +209,24 @@ def test_space_and_gt_n_are_any_ancestor(depth):
     assert hit(f"@[text='n1'] {leaf}", t) == hit(f"@[text='n1'] >n {leaf}", t) == "n1"
     assert hit(f"@[text='n1'] >{depth} {leaf}", t) == "n1"
     assert Offsets(None, 1, 0).any
+
+
+_WORD = st.sampled_from(["跳过", "skip", "关闭", "a", "ab", ""])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["=", "^=", "*=", "$="]), _WORD), min_size=1, max_size=5), _WORD, _WORD
+)
+def test_a_long_or_of_one_property_means_what_each_test_means(tests, left, right):
+    label = left + right
+    t = tree(n("root", n(label, cls="android.widget.TextView")))
+    selector = "[" + " || ".join(f'text{op}"{value}"' for op, value in tests) + "][parent!=null]"
+    holds = {
+        "=": lambda v: label == v,
+        "^=": lambda v: label.startswith(v),
+        "*=": lambda v: v in label,
+        "$=": lambda v: label.endswith(v),
+    }
+    expected = bool(label) and any(holds[op](value) for op, value in tests)  # "" is null: no test holds
+    assert (hit(selector, t) is not None) == expected
