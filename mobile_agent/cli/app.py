@@ -52,7 +52,7 @@ class RootCommands(LazyGroup):
         ),
         Lazy(
             "replay",
-            "mobile_agent.cli.report:replay_command",
+            "mobile_agent.cli.replay:replay_command",
             "Re-run a recorded episode on a phone through the safety gate; stop where it diverges.",
             help="Re-run a recorded episode on a phone through the safety gate; stop where it diverges.",
         ),

@@ -1,6 +1,6 @@
-"""Command functions for replay, report, export and eval-offline. ``cli.py`` mounts them on the main app.
+"""Command functions for report, export and eval-offline. ``cli.py`` mounts them on the main app.
 
-Each one parses arguments, calls the library (replay.py, report/, evaluate.py) and renders the result with rich.
+Each one parses arguments, calls the library (report/, evaluate/) and renders the result with rich.
 User errors are raised as ``UserError`` for the main app to print as one line and a hint.
 """
 
@@ -15,9 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mobile_agent.actions import Outcome
-from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
-from mobile_agent.cli.terminal import TerminalUser, shown
+from mobile_agent.cli.terminal import shown
 from mobile_agent.errors import UserError
 
 console = Console()
@@ -27,114 +25,6 @@ DB_OPTION = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchem
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
-
-
-# ----- replay --------------------------------------------------------------------------------------------------
-def replay_command(
-    episode: str = typer.Argument(..., help="Episode to replay (id or unique prefix)."),
-    device: str | None = typer.Option(
-        None, "--device", "-d", help="Target phone serial (default: the only one)."
-    ),
-    adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
-    speed: float = typer.Option(
-        0.0,
-        "--speed",
-        min=0.0,
-        help="Keep the recording's pace X times faster; 0 = as fast as screens settle.",
-    ),
-    until: int | None = typer.Option(None, "--until", min=0, help="Stop after this recorded step index."),
-    on_divergence: str = typer.Option(
-        "stop",
-        "--on-divergence",
-        help=(
-            "When the live screen or the element about to be touched differs from the recording (another "
-            "contact, amount, element, activity or screen): stop = end the replay before touching it (default); "
-            "warn = record the divergence, warn and act anyway; continue = record it and act anyway, quietly."
-        ),
-    ),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Show the scaled actions; do nothing, record nothing."
-    ),
-    policy: list[str] | None = typer.Option(None, "--policy", help=POLICY_HELP),
-    allow: list[str] | None = typer.Option(None, "--allow", help=ALLOW_HELP),
-    deny: list[str] | None = typer.Option(None, "--deny", help=DENY_HELP),
-    non_interactive: bool = typer.Option(
-        False,
-        "--non-interactive",
-        help="Never ask the terminal; a consequential action ends the replay as needs_user, not performed.",
-    ),
-    apps_dir: str | None = typer.Option(
-        None, "--apps-dir", envvar="MOBILE_AGENT_APPS", help="Extra manifests."
-    ),
-    db: str | None = DB_OPTION,
-) -> None:
-    """Re-execute a recorded episode on a phone, comparing what each action touches with the recording.
-
-    Every recorded action passes the same safety gate as `run`: a consequential one (pay, send, order...) is asked
-    about at the terminal, or refused, under --policy/--allow/--deny; a recording is no permission.
-    Exits 1 when the replay does not get through: an error (a divergence under stop), blocked or needs_user.
-    """
-    from mobile_agent.agent.config import NoUser
-    from mobile_agent.agent.runtime import load_registry
-    from mobile_agent.replay.replayer import DivergencePolicy, ReplayOptions, replay_episode
-    from mobile_agent.store.store import TrajectoryStore
-
-    try:
-        divergence = DivergencePolicy(on_divergence.strip().lower())
-    except ValueError:
-        raise UserError(
-            f"--on-divergence {on_divergence!r} is not a policy", hint="use stop, warn or continue"
-        ) from None
-    options = ReplayOptions(speed=speed, until=until, on_divergence=divergence, dry_run=dry_run)
-    safety = policy_from_options(policy, allow, deny)
-    user = NoUser() if non_interactive else TerminalUser()
-    registry = load_registry(apps_dir) if apps_dir else None
-
-    def show(step) -> None:
-        what = escape(step.action.describe()) if step.action else "[red]no action[/]"
-        if step.diverged:
-            mark = "[red]diverged[/]" if not step.performed else "[yellow]diverged, acted anyway[/]"
-        elif step.performed:
-            mark = "[green]ok[/]"
-        else:
-            mark = "[red]not performed[/]" if step.error else "[dim]planned[/]"
-        console.print(f"[bold]{step.index:>3}[/] {what}  {mark} [dim]{escape(step.describe())}[/]")
-
-    with TrajectoryStore.open(db) as store:
-        result = replay_episode(
-            store,
-            episode,
-            device=device,
-            adb=adb,
-            options=options,
-            on_step=show,
-            registry=registry,
-            safety=safety,
-            user=user,
-        )
-    if result.episode_id is None:
-        size = (
-            f"{result.target_screen.width}x{result.target_screen.height}"
-            if result.target_screen
-            else "recorded"
-        )
-        console.print(f"dry run: {len(result.steps)} step(s) planned for a {size} screen; nothing was done")
-        return
-    diverged = result.divergences
-    colour = "green" if not diverged and not str(result.outcome).startswith("error") else "yellow"
-    console.print(
-        f"replay [bold]{result.episode_id}[/] of {result.source.id}: [{colour}]{result.outcome}[/], "
-        f"{len(diverged)} of {len(result.steps)} step(s) diverged"
-    )
-    if result.detail:
-        console.print(f"[dim]{escape(result.detail)}[/]")
-    # Divergences under warn/continue are reported, not failures; stop turns the first one into error:divergence.
-    # A consequential action nobody approved (needs_user) or that was refused (blocked) was not performed.
-    failed = str(result.outcome).startswith("error") or result.outcome in (
-        Outcome.NEEDS_USER,
-        Outcome.BLOCKED,
-    )
-    raise typer.Exit(1 if failed else 0)
 
 
 # ----- report --------------------------------------------------------------------------------------------------
@@ -381,4 +271,4 @@ def eval_offline_command(
     console.print(table)
 
 
-__all__ = ["eval_offline_command", "export_command", "replay_command", "report_command"]
+__all__ = ["eval_offline_command", "export_command", "report_command"]

@@ -1,18 +1,25 @@
-"""Re-execute a recorded episode on a phone, comparing what each action is about to touch with what it touched.
+"""Re-execute a recorded episode on a phone that has moved on: find each target again, judge it, then act.
 
-Coordinates are scaled from the recorded screen to the target's, so a recording replays on a phone of another
-resolution. Before each action the live screen is compared with the recording of that step: the screenshot (a
-difference hash, which ignores resolution and small rendering differences), the foreground app and activity, and,
-when the recording kept the step's view tree, the element under the finger, the dialog around it and the amounts on
-screen (:mod:`mobile_agent.replay.compare`). A mismatch is a divergence, handled as the caller chooses: stop there
-before acting (the default), warn and go on, or go on quietly.
+Each recorded action that has a view tree is aimed at its target found again by element (identity, class,
+resource-id, name, place in the tree: :mod:`mobile_agent.replay.locate`), on its live box, so another resolution, a
+scrolled list or a moved row still works; a step without a tree keeps its coordinates, scaled to the target's
+screen, under the screenshot check. A step waits for its target within a bound (``--wait``), looking again at the
+settled screen; a popup the recording did not have is dismissed meanwhile by the app's popup rules
+(:mod:`mobile_agent.replay.popups`) and the replay goes on.
 
-Then every action passes the same guards as in `run` (:mod:`mobile_agent.replay.gate`): a consequential one is
-allowed, asked about or refused under the replay's safety policy, never performed just because it was recorded.
+Before acting, what the action touches is compared with what it touched in the recording (the target, its dialog,
+amounts, the recipient, the foreground app: :mod:`mobile_agent.replay.compare`). A difference there is a divergence,
+handled as the caller chooses: stop before acting (the default), warn and go on, or go on quietly. Differences
+elsewhere on the screen are recorded and shown and do not stop it. Then every action passes the same guards as in
+`run` (:mod:`mobile_agent.replay.gate`): a consequential one is allowed, asked about or refused under the replay's
+safety policy, never performed just because it was recorded. ``--reset`` first brings the phone to the recording's
+start (:mod:`mobile_agent.replay.reset`).
+
 The replay is recorded as a new episode linked to its source (``source_episode_id``) whose steps have action source
-``replay``.
+``replay`` (``rule`` for a popup it dismissed).
 
-    result = replay_episode(store, "3f9a0c", device="127.0.0.1:40001", adb="127.0.0.1:41234")
+    result = replay_episode(store, "3f9a0c", device="127.0.0.1:40001", adb="127.0.0.1:41234",
+                            options=ReplayOptions(reset=ResetMode.FORCE_STOP))
     for step in result.divergences: print(step.index, step.describe())
 """
 
@@ -22,185 +29,42 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from enum import Enum
-from pathlib import Path
+from typing import Any
 
-from PIL import Image
-
-from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Outcome, Point, Size
+from mobile_agent.actions import ActionKind, Outcome, Size
 from mobile_agent.agent.config import UserChannel
-from mobile_agent.device.android import AndroidDevice, Observation, choose_serial
+from mobile_agent.device.android import AndroidDevice, choose_serial
 from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, UserError
 from mobile_agent.gate.guard import Decision, Verdict
 from mobile_agent.gate.policy import SafetyPolicy
-from mobile_agent.replay.compare import compare_touched, read_touched
-from mobile_agent.replay.gate import ReplayGate, consequential
+from mobile_agent.replay.gate import ReplayGate
+from mobile_agent.replay.look import NO_PHONE, Look, Looker
+from mobile_agent.replay.popups import popup_action
+from mobile_agent.replay.reset import LAUNCHERS, RecordedStart, recorded_start, reset_phone
+from mobile_agent.replay.results import (
+    DivergencePolicy,
+    ReplayOptions,
+    ReplayResult,
+    ResetMode,
+    StepComparison,
+)
+from mobile_agent.replay.screens import recorded_size, scale_action
 from mobile_agent.report.selection import action_was_performed
 from mobile_agent.store.records import ActionSource, EpisodeInfo, StepInfo, StepRecord, StepTimings
 from mobile_agent.store.store import TrajectoryStore
+from mobile_agent.waits.deadlines import Deadline
 
 log = logging.getLogger(__name__)
 
-HASH_SIDE = 8  # 8x8 = 64-bit difference hash
-# Hamming distance (of 64) above which two screens count as different. Re-rendering the same screen at another
-# resolution or JPEG quality moves a few bits; a popup, another page or another app moves far more.
-DEFAULT_HASH_THRESHOLD = 12
-# Recorded ends of an episode: nothing reaches the phone, nothing to judge.
-_NO_PHONE = (ActionKind.FINISH, ActionKind.ANSWER, ActionKind.CALL_USER)
-LAUNCHERS = frozenset(
-    {"com.android.launcher3", "com.android.launcher", "com.google.android.apps.nexuslauncher"}
-)
+_POLL_S = 0.3  # between looks while a step waits for its target
+_RULE_WAIT_S = 2.0  # a recorded popup dismissal waits at most this long for its popup, then is skipped
+_MAX_POPUPS = 5  # popups dismissed while one step waits
+_RESET_HINT = "bring the phone to the recording's start with --reset home (or force-stop)"
 
 
-class DivergencePolicy(str, Enum):
-    STOP = "stop"  # end the replay at the first divergent step, before acting on it (the default)
-    WARN = "warn"  # record the divergence, log a warning and act anyway
-    CONTINUE = "continue"  # record the divergence and act anyway, quietly
-
-
-@dataclass(frozen=True)
-class ReplayOptions:
-    speed: float = 0.0  # >0: keep the recording's pace, sped up X times; 0: as fast as the screen settles
-    until: int | None = None  # last recorded step index to replay (inclusive)
-    on_divergence: DivergencePolicy = DivergencePolicy.STOP
-    dry_run: bool = False  # only show the scaled actions; never act, never record
-    hash_threshold: int = DEFAULT_HASH_THRESHOLD
-
-    def __post_init__(self) -> None:
-        if self.speed < 0:
-            raise UserError(f"--speed must be 0 or more, got {self.speed}", hint="2 replays twice as fast")
-        object.__setattr__(self, "on_divergence", DivergencePolicy(self.on_divergence))
-        if self.until is not None and self.until < 0:
-            raise UserError(f"--until must be a step index >= 0, got {self.until}", hint="e.g. --until 3")
-
-
-@dataclass(frozen=True)
-class StepComparison:
-    """One replayed step: the recorded action as scaled for the target, and how the live screen compared."""
-
-    index: int  # the step's index in the source episode
-    action: Action | None
-    recorded_app: str
-    live_app: str | None = None
-    distance: int | None = None  # hash distance between recorded and live screenshots (0..64)
-    threshold: int = DEFAULT_HASH_THRESHOLD
-    performed: bool = False
-    error: str | None = None
-    recorded_activity: str = ""
-    live_activity: str | None = None
-    differences: tuple[str, ...] = ()  # how the touched element, its dialog or the amounts differ
-    compared_by: str = ""  # what the target was compared by (the view trees, or only hash and activity: why)
-
-    @property
-    def app_matches(self) -> bool:
-        return self.live_app is None or not self.recorded_app or self.live_app == self.recorded_app
-
-    @property
-    def activity_matches(self) -> bool:
-        if not self.live_activity or not self.recorded_activity or not self.app_matches:
-            return True  # unknown on one side, or already a different app
-        return self.live_activity == self.recorded_activity
-
-    @property
-    def screen_matches(self) -> bool:
-        return self.distance is None or self.distance <= self.threshold
-
-    @property
-    def target_matches(self) -> bool:
-        return not self.differences
-
-    @property
-    def diverged(self) -> bool:
-        return not (
-            self.app_matches and self.activity_matches and self.screen_matches and self.target_matches
-        )
-
-    def describe(self) -> str:
-        parts = list(self.differences)
-        if self.distance is not None:
-            parts.append(f"screen {'matches' if self.screen_matches else 'differs'} ({self.distance}/64)")
-        if self.live_app is not None:
-            parts.append(
-                f"app {self.live_app}"
-                if self.app_matches
-                else f"app {self.live_app} but recorded {self.recorded_app or '(unknown)'}"
-            )
-        if not self.activity_matches:
-            parts.append(f"activity {self.live_activity} but recorded {self.recorded_activity}")
-        if self.error:
-            parts.append(self.error)
-        return ", ".join(parts) if parts else "not compared (dry run)"
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    source: EpisodeInfo
-    episode_id: str | None  # None for a dry run
-    outcome: Outcome | None
-    steps: list[StepComparison] = field(default_factory=list)
-    target_screen: Size | None = None
-    detail: str | None = None
-
-    @property
-    def divergences(self) -> list[StepComparison]:
-        return [s for s in self.steps if s.diverged]
-
-
-# ----- screen comparison --------------------------------------------------------------------------------------
-def difference_hash(image: Image.Image) -> int:
-    """64-bit dHash: is each pixel brighter than its right neighbour, on a 9x8 grey thumbnail."""
-    small = image.convert("L").resize((HASH_SIDE + 1, HASH_SIDE), Image.Resampling.LANCZOS)
-    pixels = small.tobytes()  # mode L: one byte per pixel, row by row
-    bits = 0
-    for row in range(HASH_SIDE):
-        for col in range(HASH_SIDE):
-            left = pixels[row * (HASH_SIDE + 1) + col]
-            right = pixels[row * (HASH_SIDE + 1) + col + 1]
-            bits = (bits << 1) | (1 if left > right else 0)
-    return bits
-
-
-def hash_distance(a: int, b: int) -> int:
-    return (a ^ b).bit_count()
-
-
-def screen_distance(recorded: Path | Image.Image, live: Image.Image) -> int:
-    if isinstance(recorded, Path):
-        with Image.open(recorded) as img:
-            return hash_distance(difference_hash(img), difference_hash(live))
-    return hash_distance(difference_hash(recorded), difference_hash(live))
-
-
-# ----- coordinates --------------------------------------------------------------------------------------------
-def scale_action(action: Action, recorded: Size, target: Size) -> Action:
-    """The action with its points moved from the recorded screen to the target screen (same relative spot)."""
-    if recorded == target or (action.point is None and action.end is None):
-        return action
-
-    def move(point: Point | None) -> Point | None:
-        if point is None:
-            return None
-        x = round(point.x * target.width / recorded.width)
-        y = round(point.y * target.height / recorded.height)
-        return Point(min(max(x, 0), target.width - 1), min(max(y, 0), target.height - 1))
-
-    return replace(action, point=move(action.point), end=move(action.end))
-
-
-# ----- the replay ---------------------------------------------------------------------------------------------
 def replayable_steps(steps: list[StepInfo], until: int | None = None) -> list[StepInfo]:
     """Steps whose action reached the phone (model, rule or human; never unparsed or blocked ones)."""
     return [s for s in steps if action_was_performed(s) and (until is None or s.index <= until)]
-
-
-def _recorded_size(store: TrajectoryStore, step: StepInfo) -> Size | None:
-    if step.screen is not None:
-        return step.screen
-    path = store.screenshot_path(step)
-    if path is not None and path.is_file():
-        with Image.open(path) as img:
-            return Size(*img.size)
-    return None
 
 
 @dataclass(eq=False)  # a worker, not a value: identity equality
@@ -211,11 +75,16 @@ class _Replayer:
     device: AndroidDevice
     options: ReplayOptions
     on_step: Callable[[StepComparison], None] | None
-    registry: object | None
+    registry: Any
     gate: ReplayGate
     results: list[StepComparison] = field(default_factory=list, init=False)
     target_screen: Size | None = field(default=None, init=False)
     _installed: set[str] | None = field(default=None, init=False)
+    _next_index: int = field(default=0, init=False)
+
+    @property
+    def looker(self) -> Looker:
+        return Looker(self.store, self.device, self.gate, self.options, self.source.task)
 
     def launch_package(self, step: StepInfo) -> str | None:
         """The package for a recorded LAUNCH: the app the next step was in, else the app registry, else the name."""
@@ -226,7 +95,7 @@ class _Replayer:
         name = step.action.app or ""  # type: ignore[union-attr]
         if self.registry is not None:
             try:
-                return self.registry.resolve_launch(name, installed)  # type: ignore[attr-defined]
+                return self.registry.resolve_launch(name, installed)
             except MobileAgentError as exc:
                 log.info("app registry cannot resolve %r: %s", name, exc.one_line())
         return name if name in installed else None
@@ -238,118 +107,139 @@ class _Replayer:
 
     def run(self, episode_id: str) -> tuple[Outcome, str | None]:
         steps = replayable_steps(self.all_steps, self.options.until)
+        start = recorded_start(steps)
+        done = reset_phone(self.device, start, self.options.reset)
+        if done:
+            log.info("replay of %s: reset the phone (%s)", self.source.id, "; ".join(done))
+        else:
+            self.device.settle()  # compare settled screens from step 0 on
         started = time.monotonic()
         first_started = self.all_steps[0].started_at if self.all_steps else None
-        for new_index, step in enumerate(steps):
+        for position, step in enumerate(steps):
             self._pace(step, first_started, started)
-            ended = self._step(episode_id, new_index, step)
+            checked = start if position == 0 and self.options.reset is not ResetMode.NONE else None
+            ended = self._step(episode_id, step, checked, first=position == 0)
             if ended is not None:
                 return ended
         return self._final_outcome(steps)
 
-    def _step(self, episode_id: str, new_index: int, step: StepInfo) -> tuple[Outcome, str | None] | None:
-        """Replay one recorded step: compare, judge, then act. Returns how the replay ends, or None to go on."""
+    def _step(
+        self, episode_id: str, step: StepInfo, start: RecordedStart | None, *, first: bool
+    ) -> tuple[Outcome, str | None] | None:
+        """Replay one recorded step: wait for its target, compare, judge, then act. Returns how the replay ends,
+        or None to go on."""
         t0 = time.perf_counter()
-        obs = self.device.observe()
-        self.target_screen = obs.size
-        timings = {"screenshot": (time.perf_counter() - t0) * 1000}
-        live = _LiveTree(self.device)
-        action = scale_action(step.action, _recorded_size(self.store, step) or obs.size, obs.size)  # type: ignore[arg-type]
-        decisions: list[Decision] = []
-        if action.kind not in _NO_PHONE:
-            decisions = self.gate.check(
-                index=new_index,
-                task=self.source.task,
-                action=action,
-                obs=obs,
-                thought=step.thought or "",
-                hierarchy=live.xml,
+        rule_step = step.action_source is ActionSource.RULE
+        wait = min(self.options.wait_s, _RULE_WAIT_S) if rule_step else self.options.wait_s
+        deadline = Deadline.after(wait, f"waiting for the target of step {step.index}")
+        popups = 0
+        while True:
+            look = self.looker.look(step, self._next_index, start)
+            self.target_screen = look.obs.size
+            if not look.compared.diverged or not look.waiting_helps or deadline.expired:
+                break
+            if not rule_step and popups < _MAX_POPUPS and self._dismiss_popup(episode_id, step, look):
+                popups += 1
+                continue
+            time.sleep(deadline.bound(_POLL_S))
+            self.device.settle()
+        if rule_step and look.compared.diverged and look.waiting_helps:
+            note = "the popup this rule step dismissed in the recording did not show up: nothing to dismiss"
+            self._emit(
+                StepComparison(step.index, None, step.foreground_app or "", notes=(note,), skipped=True)
             )
-        # Money moves here (live, or when it was recorded): every amount on the screen must match too.
-        money = consequential(decisions) or consequential(step.guard_decisions)
-        compared = self._compare(step, obs, live, action, money_moves=money)
+            return None
+        return self._act(episode_id, step, look, t0, first=first)
+
+    def _dismiss_popup(self, episode_id: str, step: StepInfo, look: Look) -> bool:
+        found = popup_action(
+            self.registry, self.gate, look.obs, look.live.xml(), index=self._next_index, task=self.source.task
+        )
+        if found is None:
+            return False
+        t0 = time.perf_counter()
+        acted = self.device.perform(found.action, before=look.obs.screenshot)
+        compared = StepComparison(
+            step.index,
+            found.action,
+            step.foreground_app or "",
+            live_app=look.obs.package or None,
+            performed=True,
+            popup=found.rule,
+            compared_by=f"popup rule {found.rule} fired on the live screen while step {step.index} waited",
+        )
+        timings = {
+            "screenshot": look.screenshot_ms,
+            "act": acted.act_ms,
+            "settle": acted.settle_ms,
+            "total": (time.perf_counter() - t0) * 1000 + look.screenshot_ms,
+        }
+        self._record(
+            episode_id,
+            look,
+            compared,
+            found.decisions,
+            timings,
+            source=ActionSource.RULE,
+            thought=compared.describe(),
+        )
+        return True
+
+    def _act(
+        self, episode_id: str, step: StepInfo, look: Look, t0: float, *, first: bool
+    ) -> tuple[Outcome, str | None] | None:
+        compared, action, obs = look.compared, look.action, look.obs
+        timings = {"screenshot": look.screenshot_ms}
+        thought = step.thought
         if compared.diverged and self.options.on_divergence is DivergencePolicy.STOP:
             compared = replace(compared, action=None, error="diverged: replay stopped before this action")
-            self._record(episode_id, new_index, step, obs, compared, timings, live, decisions, "divergence")
-            return Outcome.error("divergence"), f"step {step.index}: {compared.describe()}"
+            self._record(episode_id, look, compared, look.decisions, timings, "divergence", thought=thought)
+            hint = (
+                f" — {_RESET_HINT}"
+                if first and not compared.app_matches and self.options.reset is ResetMode.NONE
+                else ""
+            )
+            return Outcome.error("divergence"), f"step {step.index}: {compared.describe()}{hint}"
         if compared.diverged:
             level = logging.WARNING if self.options.on_divergence is DivergencePolicy.WARN else logging.INFO
             log.log(
                 level, "replay of %s diverged at step %d: %s", self.source.id, step.index, compared.describe()
             )
-        if action.kind in _NO_PHONE:
-            self._record(
-                episode_id, new_index, step, obs, replace(compared, performed=True), timings, live, []
-            )
+        if action.kind in NO_PHONE:
+            self._record(episode_id, look, replace(compared, performed=True), [], timings, thought=thought)
             return None
-        gate = self.gate.resolve(decisions, episode_id=episode_id, index=new_index, action=action, obs=obs)
+        gate = self.gate.resolve(
+            look.decisions, episode_id=episode_id, index=self._next_index, action=action, obs=obs
+        )
         if not gate.go:
             compared = replace(compared, error=gate.detail)
             self._record(
-                episode_id, new_index, step, obs, compared, timings, live, gate.decisions, gate.error_kind
+                episode_id, look, compared, gate.decisions, timings, gate.error_kind, thought=thought
             )
             return gate.outcome, f"step {step.index}: {gate.detail}"  # type: ignore[return-value]
         package = self.launch_package(step) if action.kind is ActionKind.LAUNCH else None
         if action.kind is ActionKind.LAUNCH and package is None:
             error = f"cannot launch {action.app!r}: no such app on {self.device.serial}"
             compared = replace(compared, error=error)
-            self._record(
-                episode_id, new_index, step, obs, compared, timings, live, gate.decisions, "unknown_app"
-            )
+            self._record(episode_id, look, compared, gate.decisions, timings, "unknown_app", thought=thought)
             return Outcome.error("unknown_app"), f"step {step.index}: {error}"
         acted = self.device.perform(action, package=package, before=obs.screenshot)
         timings.update(act=acted.act_ms, settle=acted.settle_ms)
         timings["total"] = (time.perf_counter() - t0) * 1000
-        compared = replace(compared, performed=True)
-        self._record(episode_id, new_index, step, obs, compared, timings, live, gate.decisions)
-        return None
-
-    def _compare(
-        self, step: StepInfo, obs: Observation, live: _LiveTree, action: Action, *, money_moves: bool
-    ) -> StepComparison:
-        """The recorded step against the live screen: hash, app, activity, and what ``action`` would touch."""
-        recorded_shot = self.store.screenshot_path(step)
-        distance = None
-        if recorded_shot is not None and recorded_shot.is_file():
-            distance = screen_distance(recorded_shot, obs.image())
-        recorded_size = _recorded_size(self.store, step) or obs.size
-        recorded_xml = _recorded_hierarchy(self.store, step)
-        if recorded_xml is None:
-            differences: list[str] = []
-            compared_by = (
-                f"screen hash and activity only: the recording kept no view tree for step {step.index}, "
-                "so the touched element, names and amounts were not compared"
-            )
-        else:
-            pointed = action.kind in POINT_KINDS or action.kind in GESTURE_KINDS
-            recorded = read_touched(recorded_xml, step.action.point if pointed else None, recorded_size)  # type: ignore[union-attr]
-            now = read_touched(live.xml(), action.point if pointed else None, obs.size)
-            differences = compare_touched(recorded, now, money_moves=money_moves)
-            where = "every amount on screen" if money_moves else "amounts on the target and its dialog"
-            compared_by = "view tree: " + (
-                f"target {recorded.element or '(none)'}, class, resource-id, dialog, {where}"
-                if pointed
-                else ("every amount on screen, " if money_moves else "") + "the focused field"
-            )
-        return StepComparison(
-            index=step.index,
-            action=action,
-            recorded_app=step.foreground_app or "",
-            live_app=obs.package or None,
-            distance=distance,
-            threshold=self.options.hash_threshold,
-            recorded_activity=step.foreground_activity or "",
-            live_activity=obs.activity or None,
-            differences=tuple(differences),
-            compared_by=compared_by,
+        self._record(
+            episode_id, look, replace(compared, performed=True), gate.decisions, timings, thought=thought
         )
+        return None
 
     def _final_outcome(self, steps: list[StepInfo]) -> tuple[Outcome, str | None]:
         replayed_to_end = self.options.until is None or all(
             s.index <= self.options.until for s in self.all_steps
         )
         diverged = sum(1 for s in self.results if s.diverged)
-        summary = f"replayed {len(steps)} step(s), {diverged} diverged"
+        popups = sum(1 for s in self.results if s.popup is not None)
+        summary = f"replayed {len(steps)} step(s), {diverged} diverged" + (
+            f", {popups} popup(s) the recording did not have dismissed" if popups else ""
+        )
         if replayed_to_end and self.source.outcome is not None:
             return self.source.outcome, f"{summary}; the source ended {self.source.outcome}"
         last = steps[-1].index if steps else None
@@ -366,14 +256,14 @@ class _Replayer:
     def _record(
         self,
         episode_id: str,
-        new_index: int,
-        step: StepInfo,
-        obs: Observation,
+        look: Look,
         compared: StepComparison,
-        timings: dict[str, float],
-        live: _LiveTree,
         gate_decisions: list[Decision],
+        timings: dict[str, float],
         error_kind: str | None = None,
+        *,
+        source: ActionSource = ActionSource.REPLAY,
+        thought: str | None = None,
     ) -> None:
         if not compared.diverged:
             verdict = Verdict.ALLOW
@@ -381,69 +271,48 @@ class _Replayer:
             verdict = Verdict.BLOCK
         else:
             verdict = Verdict.HINT
+        signals = (
+            *compared.differences,
+            compared.located,
+            *(f"noted: {n}" for n in compared.notes),
+            compared.compared_by,
+        )
         comparison = Decision(
             "replay",
             verdict,
-            f"step {step.index}: {compared.describe()}",
+            f"step {compared.index}: {compared.describe()}",
             kind="divergence" if compared.diverged else None,
-            source="replay",
-            signals=tuple(s for s in (*compared.differences, compared.compared_by) if s),
+            source="rule" if compared.popup is not None else "replay",
+            signals=tuple(s for s in signals if s),
         )
         decisions = [comparison.to_dict(), *(d.to_dict() for d in gate_decisions)]
+        obs = look.obs
         self.store.record_step(
             episode_id,
             StepRecord(
-                index=new_index,
+                index=self._next_index,
                 action=compared.action,
-                action_source=ActionSource.REPLAY,
+                action_source=source,
                 started_at=obs.taken_at,
                 screen=obs.size,
                 foreground_app=obs.package,
                 foreground_activity=obs.activity,
-                thought=step.thought,
+                thought=thought,
                 guard_decisions=decisions,
                 timings=StepTimings.from_dict(timings),
                 error_kind=error_kind,
                 error_text=compared.error,
             ),
             screenshot=obs.screenshot,
-            hierarchy=live.dumped,
+            hierarchy=look.live.dumped,
         )
+        self._next_index += 1
+        self._emit(compared)
+
+    def _emit(self, compared: StepComparison) -> None:
         self.results.append(compared)
         if self.on_step is not None:
             self.on_step(compared)
-
-
-class _LiveTree:
-    """The live screen's view tree, dumped at most once per step and shared by the comparison and the guards.
-    None when the phone cannot dump it (the comparison then reports a divergence and the gate fails closed)."""
-
-    def __init__(self, device: AndroidDevice) -> None:
-        self.device = device
-        self.dumped: str | None = None
-        self._fetched = False
-
-    def xml(self) -> str | None:
-        if not self._fetched:
-            self._fetched = True
-            try:
-                self.dumped = self.device.hierarchy()
-            except DeviceLost:
-                raise
-            except DeviceError as exc:
-                log.warning("cannot read the live view tree: %s", exc.one_line())
-        return self.dumped
-
-
-def _recorded_hierarchy(store: TrajectoryStore, step: StepInfo) -> str | None:
-    path = store.hierarchy_path(step)
-    if path is None or not path.is_file():
-        return None
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        log.warning("the recorded view tree of step %d is unreadable: %s", step.index, exc)
-        return None
 
 
 def _load_registry() -> object | None:
@@ -475,10 +344,10 @@ def plan_replay(
     source = store.episode(episode_id)
     planned = []
     for step in replayable_steps(store.steps(source.id), options.until):
-        recorded = _recorded_size(store, step)
+        size = recorded_size(store, step)
         action = step.action
-        if recorded is not None and target is not None:
-            action = scale_action(action, recorded, target)  # type: ignore[arg-type]
+        if size is not None and target is not None:
+            action = scale_action(action, size, target)  # type: ignore[arg-type]
         planned.append(
             StepComparison(step.index, action, step.foreground_app or "", threshold=options.hash_threshold)
         )
@@ -497,11 +366,16 @@ def replay_episode(
     safety: SafetyPolicy | None = None,
     user: UserChannel | None = None,
     ocr: object | None = None,
+    run_id: str | None = None,
+    meta: dict[str, Any] | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> ReplayResult:
     """Replay a recorded episode on a phone (the only attached one when ``device`` is None).
 
     ``safety``: the policy every replayed action is judged by, as in `run` (default: ask before each consequential
     action); ``user``: who answers (default: nobody, so a consequential action ends the replay as needs_user).
+    ``run_id``, ``meta``: the run the replay episode belongs to and what else to keep with it (a replay suite);
+    ``on_start`` is told the replay episode's id as soon as it exists.
     """
     options = options or ReplayOptions()
     policy = safety or SafetyPolicy()
@@ -531,16 +405,22 @@ def replay_episode(
         family=source.family,
         model=source.model,
         app=source.app,
+        run_id=run_id,
         source_episode_id=source.id,
         meta={
+            **(meta or {}),
             "replay": {
                 "speed": options.speed,
                 "until": options.until,
                 "on_divergence": options.on_divergence.value,
+                "reset": options.reset.value,
+                "wait_s": options.wait_s,
                 "safety": policy.to_dict(),
-            }
+            },
         },
     )
+    if on_start is not None:
+        on_start(episode.id)
     try:
         outcome, detail = replayer.run(episode.id)
     except KeyboardInterrupt:
@@ -558,17 +438,4 @@ def replay_episode(
     return ReplayResult(source, episode.id, outcome, replayer.results, replayer.target_screen, detail)
 
 
-__all__ = [
-    "DEFAULT_HASH_THRESHOLD",
-    "DivergencePolicy",
-    "ReplayOptions",
-    "ReplayResult",
-    "StepComparison",
-    "difference_hash",
-    "hash_distance",
-    "plan_replay",
-    "replay_episode",
-    "replayable_steps",
-    "scale_action",
-    "screen_distance",
-]
+__all__ = ["plan_replay", "replay_episode", "replayable_steps"]

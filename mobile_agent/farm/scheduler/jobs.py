@@ -13,7 +13,10 @@ from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.store import queue as q
 
 CONFIG_ERROR = "config"  # the task itself is wrong: a result for the task, never a failure of the phone
-MODEL_RESULT_ERRORS = frozenset({"parse", "invalid_action", "unknown_app", "model", CONFIG_ERROR})
+# A replay that stopped where the phone differs from its recording (divergence) is a result too, not the phone's fault.
+MODEL_RESULT_ERRORS = frozenset(
+    {"parse", "invalid_action", "unknown_app", "model", "divergence", CONFIG_ERROR}
+)
 ENDPOINT_ERRORS = frozenset({"model_unavailable"})
 
 

@@ -12,7 +12,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from mobile_agent.cli.report import eval_offline_command, export_command, replay_command, report_command
+from mobile_agent.cli.replay import replay_command
+from mobile_agent.cli.report import eval_offline_command, export_command, report_command
 from mobile_agent.errors import UserError
 from mobile_agent.store.store import TrajectoryStore
 

@@ -6,17 +6,14 @@ from PIL import Image, ImageDraw
 
 from mobile_agent.actions import Action, Point, Size
 from mobile_agent.errors import UserError
-from mobile_agent.replay.replayer import (
+from mobile_agent.replay.replayer import plan_replay, replayable_steps
+from mobile_agent.replay.results import (
     DEFAULT_HASH_THRESHOLD,
     DivergencePolicy,
     ReplayOptions,
     StepComparison,
-    difference_hash,
-    hash_distance,
-    plan_replay,
-    replayable_steps,
-    scale_action,
 )
+from mobile_agent.replay.screens import difference_hash, hash_distance, scale_action
 
 from .conftest import Recorded
 
