@@ -81,6 +81,9 @@ class AgentConfig:
     loops: LoopConfig = field(default_factory=LoopConfig)
     detect_walls: bool = True  # captcha and login screens hand over to a person
     reserve_s: float = 1800.0  # how long a paused episode keeps its phone reserved for the person
+    # Before acting, the screen is read again (one request) when the gate saw something that could matter there,
+    # and before any action this long after its observation: the phone does not wait while the model thinks.
+    recheck_after_s: float = 3.0
 
     def snapshot(self) -> dict[str, Any]:
         """What a resumed episode needs to run with the same settings (JSON-safe)."""
@@ -93,6 +96,7 @@ class AgentConfig:
             "app_hints": self.app_hints,
             "detect_walls": self.detect_walls,
             "reserve_s": self.reserve_s,
+            "recheck_after_s": self.recheck_after_s,
             "prompt": asdict(self.prompt),
             "loops": asdict(self.loops),
             "safety": self.safety.to_dict(),
@@ -104,7 +108,9 @@ class AgentConfig:
             k: data[k] for k in ("max_steps", "timeout_s", "max_parse_retries", "popup_rules") if k in data
         }
         plain |= {k: data[k] for k in ("step_timeout_s",) if k in data}
-        plain |= {k: data[k] for k in ("app_hints", "detect_walls", "reserve_s") if k in data}
+        plain |= {
+            k: data[k] for k in ("app_hints", "detect_walls", "reserve_s", "recheck_after_s") if k in data
+        }
         return cls(
             **plain,
             prompt=PromptOptions(**data.get("prompt", {})),

@@ -28,6 +28,7 @@ from mobile_agent.agent.asking import Question, critic_label, send_question
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, StopFlag, UserChannel
 from mobile_agent.agent.loops import LoopDetector, LoopGuard
 from mobile_agent.agent.overrun import StepClock
+from mobile_agent.agent.recheck import stale_step
 from mobile_agent.agent.sequence import FollowUps
 from mobile_agent.agent.step import (
     StepDraft,
@@ -109,11 +110,8 @@ class Agent:
         self.config = config or AgentConfig()
         self.user = user or NoUser()
         self.loops = LoopDetector(self.config.loops)
-        self.guards: list[Guard] = (
-            guards
-            if guards is not None
-            else [ValidityGuard(), SafetyGate(self.config.safety, registry), LoopGuard(self.loops)]
-        )
+        default = [ValidityGuard(), SafetyGate(self.config.safety, registry), LoopGuard(self.loops)]
+        self.guards: list[Guard] = guards if guards is not None else default
         self.on_step = on_step
         self.critic = critic
         self.stop = stop or StopFlag()  # set from outside (the phone was taken over): see StopFlag
@@ -231,9 +229,8 @@ class Agent:
     def _step(self) -> None:
         started = time.time()
         t0 = time.perf_counter()
-        capture = (
-            self.screen.capture()
-        )  # the frame now; its view tree and foreground app follow in the background
+        # The frame now; its view tree and foreground app follow in the background.
+        capture = self.screen.capture()
         draft = StepDraft(self._index, started, capture.provisional())
         self._clock.draft = draft
         draft.timings["screenshot"] = capture.screenshot_ms
@@ -569,8 +566,12 @@ class Agent:
 
     def _act(self, draft: StepDraft, t0: float | None, *, package: str | None = None, add_history=True):
         """Every action the guards allowed (a model's, a follow-up's, a popup rule's, an approved one) reaches the
-        phone here: recorded as an intent, then performed. A check that the phone still shows the screen the guards
-        judged (``self.device.hierarchy()``: one request for the view tree now) belongs right before ``_record``."""
+        phone here, recorded as an intent first, unless the phone has moved on from the screen the guards judged."""
+        correction = stale_step(self.device, self.screen.dumped, draft, self.config.recheck_after_s)
+        if correction is not None:  # nothing performed: the next step observes again and asks the model again
+            self._record(draft, t0, add_history=False)
+            self._correction = correction
+            return
         self._record(draft, t0, act=True, package=package, add_history=add_history)
 
     # ----- recording --------------------------------------------------------------------------------------------

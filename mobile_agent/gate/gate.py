@@ -22,6 +22,7 @@ from mobile_agent.gate.consequence import classify
 from mobile_agent.gate.finding import Finding, Situation
 from mobile_agent.gate.guard import Decision, GuardContext, Verdict
 from mobile_agent.gate.policy import PolicyAction, SafetyPolicy
+from mobile_agent.gate.potential import potential_of
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import spelled
 from mobile_agent.screen.text import shown_tree
@@ -62,7 +63,7 @@ class SafetyGate:
     def check(self, ctx: GuardContext) -> Decision:
         finding = self.classify(ctx)
         if finding is None:
-            return Decision(self.name, Verdict.ALLOW)
+            return Decision(self.name, Verdict.ALLOW, recheck=self._could_cost(ctx))
         action, rule = self.policy.decide(finding.kind, self._app_keys(ctx.package))
         verdict = {PolicyAction.ALLOW: Verdict.ALLOW, PolicyAction.ASK: Verdict.ASK}.get(
             action, Verdict.BLOCK
@@ -74,8 +75,28 @@ class SafetyGate:
         reason = f"{what}{on} in {app}{why}; policy {rule}"
         signals = tuple(s for s in (*finding.signals, f"policy {rule}") if s)
         return Decision(
-            self.name, verdict, reason, finding.kind, finding.source, finding.element or None, app, signals
+            self.name,
+            verdict,
+            reason,
+            finding.kind,
+            finding.source,
+            finding.element or None,
+            app,
+            signals,
+            recheck=True,
         )
+
+    def _could_cost(self, ctx: GuardContext) -> bool:
+        """Whether the screen an allowed action lands on could cost something (potential): then the loop reads
+        the screen again right before acting."""
+        if not _could_matter(ctx.action) or ctx.action.kind is ActionKind.LAUNCH:
+            return False
+        xml = ctx.hierarchy()
+        shown = shown_tree(xml) if xml else None
+        if shown is None:
+            return False
+        reader = ScreenReader(shown[0], ctx.screen)
+        return potential_of(reader.texts(), reader) is not None
 
     # -- classification ----------------------------------------------------------------------------------------
     def classify(self, ctx: GuardContext) -> Finding | None:

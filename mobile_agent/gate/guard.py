@@ -37,12 +37,15 @@ class Decision:
     element: str | None = None
     app: str | None = None
     signals: tuple[str, ...] = ()  # every reading behind it: which rule, which text, which OCR words
+    # The action could matter on this screen (a finding, or a screen with potential): read the screen again right
+    # before acting, and act only if it is still the one judged (mobile_agent.gate.freshness).
+    recheck: bool = False
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["verdict"] = self.verdict.value
         d["signals"] = list(self.signals)
-        return {k: v for k, v in d.items() if v not in (None, "", [])}
+        return {k: v for k, v in d.items() if v not in (None, "", [], False)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
@@ -55,6 +58,7 @@ class Decision:
             element=data.get("element"),
             app=data.get("app"),
             signals=tuple(str(s) for s in data.get("signals") or ()),
+            recheck=bool(data.get("recheck", False)),
         )
 
 

@@ -33,7 +33,12 @@ def store(tmp_path):
         yield s
 
 
+RECHECK = "u2 dumpWindowHierarchy"  # the screen read again right before a consequential action (issue 22)
+
+
 def _per_step(farm, store, latency_ms: int) -> list[tuple[str, Counter]]:
+    """Per step: the action's kind and the requests it made, the re-check before acting taken out (and asserted:
+    exactly one, and only where the gate saw something that could matter)."""
     serial = farm.serials[0]
     phone = farm.phones[serial]
     per_step: list[tuple[str, Counter]] = []
@@ -58,7 +63,13 @@ def _per_step(farm, store, latency_ms: int) -> list[tuple[str, Counter]]:
             on_step=on_step,
         )
     assert result.outcome == Outcome.FINISHED, result.detail
-    return per_step
+    rechecked = {
+        s.index for s in store.steps(result.episode_id) if any(d.get("recheck") for d in s.guard_decisions)
+    }
+    assert rechecked, "the send is re-checked before it is performed"
+    extra = [index for index, (_, counts) in enumerate(per_step) for _ in range(counts[RECHECK])]
+    assert extra == sorted(rechecked), (extra, rechecked)  # one extra request, on those steps only
+    return [(kind, counts - Counter({RECHECK: counts[RECHECK]})) for kind, counts in per_step]
 
 
 def test_with_a_model_slower_than_the_dump_a_tap_step_is_two_requests(sim_farm, store):
