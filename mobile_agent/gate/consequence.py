@@ -87,7 +87,7 @@ from mobile_agent.gate.lexicon import (
 from mobile_agent.gate.pages import ledger_row, list_row, menu_row, review_commit, settled
 from mobile_agent.gate.precaution import precaution
 from mobile_agent.gate.sharing import composer_share, direct_share, shares_personal_data
-from mobile_agent.gate.surfaces import call_tile, ime_action_key, notification_body, notification_surface
+from mobile_agent.gate.surfaces import call_tile, keyboard_key, notification_body, notification_surface
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import ends_input_row
 from mobile_agent.screen.labels import is_keyboard
@@ -161,7 +161,7 @@ def _point_on_tree(
     labels = [t for t in ctx.labels if fold(t)]
     label = " ".join(labels)
     if ctx.target is not None and ctx.target.package != s.package and is_keyboard(ctx.target.package):
-        return _keyboard_key(s, reader, ctx, label, model)
+        return keyboard_key(s, reader, ctx, label, model)
     if notification_body(reader, ctx):
         # The notification itself opens its app, whatever its message says.
         return Finding(model[0], "model", ctx.describe(), model[1], (model[1],)) if model else None
@@ -317,72 +317,6 @@ def _precaution(
 ) -> Finding | None:
     found = precaution(reader, ctx, labels)
     return with_model(found, model) if found is not None else None
-
-
-def _keyboard_key(
-    s: Situation, reader: ScreenReader, ctx: TargetContext, label: str, model: tuple[str, str] | None
-) -> Finding | None:
-    """A key of the on-screen keyboard: letters, Delete and Next only type or move the focus; its action key (Go,
-    Done, 前往, 发送, an arrow, or the unlabelled key at the right end of the bottom row) submits the field it types
-    into, so it is judged as Enter there (a search box is harmless, a checkout form or a chat is not). A keyboard
-    that shows no keys in the tree (drawn as one view) hides which key is hit: its action key's place is read as
-    Enter."""
-    labels = [label] if label else []
-    role = ime_action_key(reader, ctx, labels)
-    if role == "focus":
-        return None
-    blind = not label and _blind_keyboard_action_key(reader, ctx)
-    if role == "submit" or blind:
-        found = key_finding(s, model)
-        if found is None:
-            return None
-        what = (
-            "a keyboard that shows no keys"
-            if blind
-            else f"the keyboard's action key '{label[:20] or 'unlabelled'}'"
-        )
-        return Finding(
-            found.kind,
-            "blind" if blind else "key",
-            ctx.describe(),
-            f"{what} submits the field: {found.detail}",
-            ("keyboard without key nodes" if blind else f"key '{label[:30]}'", *found.signals),
-        )
-    named = verb_kind(label)
-    if named is None or named[0] != "send":
-        return None
-    return with_model(
-        Finding(
-            "send", "key", ctx.describe(), f"keyboard action key '{label[:30]}'", (f"key '{label[:30]}'",)
-        ),
-        model,
-    )
-
-
-def _blind_keyboard_action_key(reader: ScreenReader, ctx: TargetContext) -> bool:
-    hit = ctx.target or ctx.hit
-    if hit is None or hit.bounds is None:
-        return False
-    window = hit.node
-    while window.getparent() is not None and window.getparent().tag == "node":
-        window = window.getparent()
-    box = reader.element(window)
-    if box is None or box.bounds is None:
-        return False
-    b, p = box.bounds, ctx.point
-    # A key is drawn on the keyboard: a text the window holds outside its own box is no key.
-    keys = [
-        e
-        for n in window.iter("node")
-        if (n.get("text") or n.get("content-desc") or "").strip()
-        and (e := reader.element(n)) is not None
-        and e.bounds is not None
-        and b.left <= (e.bounds.left + e.bounds.right) // 2 < b.right
-        and b.top <= (e.bounds.top + e.bounds.bottom) // 2 < b.bottom
-    ]
-    if keys:
-        return False
-    return p.x >= b.left + 0.75 * (b.right - b.left) and p.y >= b.top + 0.75 * (b.bottom - b.top)
 
 
 def _yes_prefix(label: str) -> bool:

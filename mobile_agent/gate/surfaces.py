@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 
-from mobile_agent.gate.finding import Finding
+from mobile_agent.gate.finding import Finding, Situation, with_model
 from mobile_agent.gate.harmless import harmless_words
+from mobile_agent.gate.inputs import key_finding
 from mobile_agent.gate.lexicon import verb_kind
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import is_keyboard, labels_of
@@ -143,6 +144,72 @@ def _unnamed_chip_row(target) -> bool:  # noqa: ANN001 - an Element
     return len(chips) >= 2
 
 
+def keyboard_key(
+    s: Situation, reader: ScreenReader, ctx: TargetContext, label: str, model: tuple[str, str] | None
+) -> Finding | None:
+    """A key of the on-screen keyboard: letters, Delete and Next only type or move the focus; its action key (Go,
+    Done, 前往, 发送, an arrow, or the unlabelled key at the right end of the bottom row) submits the field it types
+    into, so it is judged as Enter there (a search box is harmless, a checkout form or a chat is not). A keyboard
+    that shows no keys in the tree (drawn as one view) hides which key is hit: its action key's place is read as
+    Enter."""
+    labels = [label] if label else []
+    role = ime_action_key(reader, ctx, labels)
+    if role == "focus":
+        return None
+    blind = not label and _blind_keyboard_action_key(reader, ctx)
+    if role == "submit" or blind:
+        found = key_finding(s, model)
+        if found is None:
+            return None
+        what = (
+            "a keyboard that shows no keys"
+            if blind
+            else f"the keyboard's action key '{label[:20] or 'unlabelled'}'"
+        )
+        return Finding(
+            found.kind,
+            "blind" if blind else "key",
+            ctx.describe(),
+            f"{what} submits the field: {found.detail}",
+            ("keyboard without key nodes" if blind else f"key '{label[:30]}'", *found.signals),
+        )
+    named = verb_kind(label)
+    if named is None or named[0] != "send":
+        return None
+    return with_model(
+        Finding(
+            "send", "key", ctx.describe(), f"keyboard action key '{label[:30]}'", (f"key '{label[:30]}'",)
+        ),
+        model,
+    )
+
+
+def _blind_keyboard_action_key(reader: ScreenReader, ctx: TargetContext) -> bool:
+    hit = ctx.target or ctx.hit
+    if hit is None or hit.bounds is None:
+        return False
+    window = hit.node
+    while window.getparent() is not None and window.getparent().tag == "node":
+        window = window.getparent()
+    box = reader.element(window)
+    if box is None or box.bounds is None:
+        return False
+    b, p = box.bounds, ctx.point
+    # A key is drawn on the keyboard: a text the window holds outside its own box is no key.
+    keys = [
+        e
+        for n in window.iter("node")
+        if (n.get("text") or n.get("content-desc") or "").strip()
+        and (e := reader.element(n)) is not None
+        and e.bounds is not None
+        and b.left <= (e.bounds.left + e.bounds.right) // 2 < b.right
+        and b.top <= (e.bounds.top + e.bounds.bottom) // 2 < b.bottom
+    ]
+    if keys:
+        return False
+    return p.x >= b.left + 0.75 * (b.right - b.left) and p.y >= b.top + 0.75 * (b.bottom - b.top)
+
+
 def ime_action_key(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> str | None:
     """The keyboard key under the finger is its action key: "submit" (it submits the focused field, like Enter),
     "focus" (Next only moves the focus; Search runs a search), or None (a key that types)."""
@@ -206,4 +273,4 @@ def call_tile(reader: ScreenReader, ctx: TargetContext, labels: list[str], packa
     )
 
 
-__all__ = ["call_tile", "ime_action_key", "notification_body", "notification_surface"]
+__all__ = ["call_tile", "ime_action_key", "keyboard_key", "notification_body", "notification_surface"]
