@@ -15,6 +15,7 @@ apps/gkd_intent.py) or one whose purpose cannot be read never acts unless named.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any
 
 from mobile_agent.apps import subscription_cache
 from mobile_agent.apps.gkd_convert import Refused, convert_rule
-from mobile_agent.apps.gkd_intent import acts_by_default, kind_of, named_kind
+from mobile_agent.apps.gkd_intent import CATEGORIES_ENV, acts_by_default, kind_of, named_kind
 from mobile_agent.apps.gkd_rules import GkdRule
 from mobile_agent.apps.schema import PopupRule
 from mobile_agent.errors import UserError
@@ -219,17 +220,21 @@ class GkdImport:
         self.source = source
         self._given = None if named is None else _clean(named)
         self._named: tuple[str, ...] | None = self._given
+        self._named_key: str | None = None
         self.name = subscription.name
         self.version = subscription.version
 
     @property
     def named(self) -> tuple[str, ...]:
-        if self._named is None:
-            self._named = _clean(configured_categories())
+        if self._given is not None:
+            return self._given
+        key = os.environ.get(CATEGORIES_ENV)  # what --popup-categories sets: read again when it changes
+        if self._named is None or self._named_key != key:
+            self._named, self._named_key = _clean(configured_categories()), key
         return self._named
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_named": self._given}
+        return {**self.__dict__, "_named": self._given, "_named_key": None}
 
     # -- which groups act --------------------------------------------------------------------------------------
     def acts(self, group: Group) -> tuple[bool, str]:

@@ -8,6 +8,10 @@ cannot be read acts only when the user names its category or group (``--popup-ca
 
 from __future__ import annotations
 
+CATEGORIES_ENV = (
+    "MOBILE_AGENT_POPUP_CATEGORIES"  # the popup_categories setting, which --popup-categories sets
+)
+
 # The kinds of popup a dismissal group closes, with the words that name them (category names first).
 DISMISSAL_KINDS: dict[str, tuple[str, ...]] = {
     "splash": ("开屏广告", "开屏", "启动广告", "启动页广告", "闪屏"),

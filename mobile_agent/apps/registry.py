@@ -170,7 +170,7 @@ class AppRegistry:
         self._imported: dict[str, list[PopupRule]] = {}
         self._imported_shared: list[PopupRule] = []
         self._subscriptions: list[GkdImport] = []
-        self._popup_plans: dict[str, list[tuple[str | None, PopupRule, tuple[Need, ...]]]] = {}
+        self._popup_plans: dict[tuple, list[tuple[str | None, PopupRule, tuple[Need, ...]]]] = {}
         self._by_package: dict[str, str] = {}
         self._names = NameIndex()
         for m in (
@@ -416,11 +416,13 @@ class AppRegistry:
             yield PopupMatch(rule=o.rule, action=o.action, app_id=app_id, element=o.element, reason=o.reason)
 
     def _popup_plan(self, package: str) -> list[tuple[str | None, PopupRule, tuple[Need, ...]]]:
-        """The package's rules in order with what each needs on screen, worked out once per package."""
-        plan = self._popup_plans.get(package)
+        """The package's rules in order with what each needs on screen, worked out once per package (and per
+        naming of the subscriptions' categories, which decides which of their rules act)."""
+        key = (package, *(s.named for s in self._subscriptions))
+        plan = self._popup_plans.get(key)
         if plan is None:
             plan = [(app_id, rule, rule_needs(rule)) for app_id, rule in self.popup_rules(package)]
-            self._popup_plans[package] = plan
+            self._popup_plans[key] = plan
         return plan
 
     def consequential(self, package: str) -> list[ConsequentialRule]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mobile_agent.apps.gkd_intent import CATEGORIES_ENV
 from mobile_agent.errors import UserError
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ POPUP_CATEGORIES_HELP = (
     "GKD categories or group names whose rules act, whatever the file says, comma-separated "
     "(开屏广告,更新提示; also splash, update, teen, ...). Functional groups (功能类) act only when named."
 )
-CATEGORIES_ENV = "MOBILE_AGENT_POPUP_CATEGORIES"  # the popup_categories setting
 
 
 def use_popup_rules(

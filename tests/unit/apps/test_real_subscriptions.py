@@ -111,3 +111,12 @@ def test_an_unknown_category_is_one_line_with_the_files_categories(capsys):
     assert caught.value.code == 2
     err = capsys.readouterr().err
     assert "names no category" in err and "开屏广告" in err and "Traceback" not in err
+
+
+def test_the_popup_categories_setting_is_read_and_read_again_when_it_changes(monkeypatch):
+    imported = load_subscription(SUBS / "lin-arm.sample.json5")  # no names given: the setting decides
+    ad_rules = lambda: sum(1 for r in imported.imported if r.enabled and r.rule.kind == "ad")  # noqa: E731
+    monkeypatch.setenv(CATEGORIES_ENV, "")
+    assert imported.named == () and ad_rules() == 0
+    monkeypatch.setenv(CATEGORIES_ENV, "全屏广告， 局部广告")
+    assert imported.named == ("全屏广告", "局部广告") and ad_rules() > 0
