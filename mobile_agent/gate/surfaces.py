@@ -188,11 +188,16 @@ def _blind_keyboard_action_key(reader: ScreenReader, ctx: TargetContext) -> bool
     hit = ctx.target or ctx.hit
     if hit is None or hit.bounds is None:
         return False
-    window = hit.node
-    while window.getparent() is not None and window.getparent().tag == "node":
+    window = hit.node  # the keyboard's window: the outermost node of the keyboard's package above the hit
+    while (
+        window.getparent() is not None
+        and window.getparent().tag == "node"
+        and window.getparent().get("package") == hit.package
+    ):
         window = window.getparent()
-    box = reader.element(window)
-    if box is None or box.bounds is None:
+    # The window's box (a dump that repeats it on its only child keeps one element for both: the child's).
+    box = reader.element(window) or hit
+    if box.bounds is None:
         return False
     b, p = box.bounds, ctx.point
     # A key is drawn on the keyboard: a text the window holds outside its own box is no key.
