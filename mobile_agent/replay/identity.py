@@ -72,6 +72,7 @@ class TargetIdentity:
     offset: tuple[float, float]  # where in its box the finger was, as fractions of its width and height
     # the names of the rows of its list (its siblings of its kind), in order
     peers: tuple[tuple[str, ...], ...]
+    rank: int  # its place among them
     clickable: bool
     cover: str = (
         ""  # what was drawn over the finger in the recording too (class and resource-id), if anything
@@ -85,7 +86,7 @@ class TargetIdentity:
 
 def identify(xml: str | None, point: Point, screen: Size | None = None) -> TargetIdentity | None:
     """The identity of what takes a touch at ``point`` on the tree ``xml``; None when the tree cannot be read or
-    nothing is there."""
+    nothing there can be found again (no control, nothing named)."""
     tree = ViewTree.parse(xml) if xml else None
     if tree is None:
         return None
@@ -93,7 +94,10 @@ def identify(xml: str | None, point: Point, screen: Size | None = None) -> Targe
     target = reader.at(point).target
     if target is None or target.bounds is None or target.bounds.empty:
         return None
-    return identity_of(reader, target, point)
+    identity = identity_of(reader, target, point)
+    if not identity.clickable and not (identity.name or identity.resource_id or identity.content_desc):
+        return None  # a touch on a blank part of the page: nothing to find again, the spot is what counts
+    return identity
 
 
 def identity_of(reader: ScreenReader, target: Element, point: Point | None = None) -> TargetIdentity:
@@ -104,6 +108,7 @@ def identity_of(reader: ScreenReader, target: Element, point: Point | None = Non
         min(1.0, max(0.0, (where.x - bounds.left) / width)),
         min(1.0, max(0.0, (where.y - bounds.top) / height)),
     )
+    peers = peers_of(reader, target)
     return TargetIdentity(
         class_name=short_class(target),
         resource_id=target.resource_id,
@@ -114,7 +119,8 @@ def identity_of(reader: ScreenReader, target: Element, point: Point | None = Non
         path=path_of(reader.tree, target),
         bounds=bounds,
         offset=offset,
-        peers=tuple(name_of(reader, p) for p in peers_of(reader, target)),
+        peers=tuple(name_of(reader, p) for p in peers),
+        rank=next((i for i, p in enumerate(peers) if p.node is target.node), 0),
         clickable=target.node.get("clickable") == "true" or target.node.get("long-clickable") == "true",
         cover=cover_key(cover_at(reader, target, where)),
     )

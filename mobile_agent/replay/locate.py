@@ -4,9 +4,9 @@ The target is looked for by its identity (:mod:`mobile_agent.replay.identity`): 
 same name, under the same ancestors. Found, the action goes to its live box, at the same spot within it, so another
 resolution, a list that scrolled or a row that moved still gets the right row. What then stands where the target
 stood decides one more case. A row of the same list with another name in the target's old place, in a list whose
-order changed (李四 above 张三 where the recording had 张三 first), stops the replay: the recording cannot tell
-whether the step meant 张三 or the first chat. A list that only moved (scrolled, rows added or removed around
-the target, the order of the rows it shares with the recording unchanged) is followed.
+order changed around the target (李四, recorded below 张三, now above him in 张三's place), stops the replay: the
+recording cannot tell whether the step meant 张三 or the first chat. A list that only moved (scrolled, rows added
+or removed, the rows above and below the target still above and below it) is followed.
 
     found = locate(identity, live_xml, Point(347, 196), Size(720, 1600))
     found.point          # where to tap now, or None
@@ -105,8 +105,9 @@ def _candidates(reader: ScreenReader, tree: ViewTree, identity: TargetIdentity) 
 def _taken_place(
     reader: ScreenReader, found: Element, at_spot: Element | None, identity: TargetIdentity
 ) -> str | None:
-    """A sentence when another row of the target's list now stands where the target stood and the list's order
-    changed; None when the target's place is free, holds something else, or the list only moved."""
+    """A sentence when another row of the target's list now stands where the target stood and the list was
+    reordered around the target (a row that came after it in the recording now comes before it, or the other way
+    round); None when the target's place is free, holds something else, or the list only moved."""
     if (
         at_spot is None
         or not same_kind(at_spot, identity)
@@ -114,17 +115,20 @@ def _taken_place(
     ):
         return None
     live = [name_of(reader, p) for p in peers_of(reader, found)]
-    recorded = list(identity.peers)
-    shared = set(live) & set(recorded)
-    if [n for n in recorded if n in shared] == [n for n in live if n in shared]:
-        return (
-            None  # the same rows in the same order: the list scrolled, or rows came or went around the target
-        )
+    here = next((i for i, p in enumerate(peers_of(reader, found)) if p.node is found.node), 0)
+    recorded = identity.peers
+    jumped = (set(recorded[identity.rank + 1 :]) & set(live[:here])) | (
+        set(recorded[: identity.rank]) & set(live[here + 1 :])
+    )
+    jumped.discard(identity.name)
+    if not jumped:
+        return None  # the rows around it kept their order: the list scrolled, or rows came or went
     other = name_of(reader, at_spot)
     return (
         f"target '{_names(identity.name)}' is now '{_names(other)}' ({_describe(reader, at_spot)}): the list was "
-        f"reordered and '{_names(identity.name)}' moved to {_box(found.bounds)}, so whether the step meant "
-        f"'{_names(identity.name)}' or the row in that place cannot be told"
+        f"reordered around it ('{_names(sorted(jumped)[0])}' moved past it) and '{_names(identity.name)}' is now "
+        f"at {_box(found.bounds)}, so whether the step meant '{_names(identity.name)}' or the row in that place "
+        "cannot be told"
     )
 
 

@@ -46,6 +46,9 @@ _RESETS = {
     "force-stop": ResetMode.FORCE_STOP,
     "clear": ResetMode.CLEAR_DATA,
 }
+# Queue states of a task that ended with a result ("waiting" / "expired": where the store keeps a paused episode's
+# task apart; a replay leaves no pause, so its needs_user is a result like any other).
+_ENDED = frozenset({"done", "waiting", "expired"})
 _STEP = re.compile(r"^step (\d+):")
 _EPISODE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
 MAX_EPISODE_FILE_BYTES = 4 * 1024 * 1024
@@ -236,11 +239,12 @@ def _entry(store: TrajectoryStore, task: qs.QueuedTask) -> SuiteEntry:
         "source_outcome": str(source.outcome) if source.outcome else None,
         "source_verdict": _verdict(store, source.id),
     }
-    if task.state is q.TaskState.FAILED:
+    state = str(getattr(task.state, "value", task.state))
+    if state == "failed":
         return SuiteEntry(
             status="failed", why=task.detail or task.outcome, replay_id=task.episode_id, **common
         )
-    if task.state is not q.TaskState.DONE or task.episode_id is None:
+    if state not in _ENDED or task.episode_id is None:
         return SuiteEntry(status="pending", **common)
     replay = store.episode(task.episode_id)
     steps = store.steps(replay.id)

@@ -7,52 +7,13 @@ tap."""
 
 from __future__ import annotations
 
-from xml.sax.saxutils import quoteattr
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mobile_agent.actions import Point
 from mobile_agent.replay.compare import compare_touched, notes_between, read_touched
 
-
-def node(bounds: str, text: str = "", *, rid: str = "", cls: str = "android.widget.TextView", **extra) -> str:
-    children = extra.pop("children", "")
-    attrs = {"text": text, "resource-id": rid, "class": cls, "package": "com.x", "bounds": bounds, **extra}
-    rendered = " ".join(f"{k.replace('_', '-')}={quoteattr(str(v))}" for k, v in attrs.items())
-    return f"<node {rendered}>{children}</node>"
-
-
-def screen(*nodes: str) -> str:
-    root = node("[0,0][1080,2400]", cls="android.widget.FrameLayout", children="".join(nodes))
-    return f"<?xml version='1.0' encoding='UTF-8'?><hierarchy rotation='0'>{root}</hierarchy>"
-
-
-def chat_row(name: str, preview: str, time: str, top: int = 200) -> str:
-    bottom = top + 190
-    return node(
-        f"[0,{top}][1080,{bottom}]",
-        rid="com.x:id/row",
-        cls="android.widget.LinearLayout",
-        clickable="true",
-        children=node(f"[200,{top + 20}][700,{top + 90}]", name, rid="com.x:id/name")
-        + node(f"[200,{top + 100}][900,{top + 170}]", preview, rid="com.x:id/preview")
-        + node(f"[900,{top + 20}][1060,{top + 90}]", time, rid="com.x:id/time"),
-    )
-
-
-def button(label: str, bounds: str = "[100,2200][980,2330]", rid: str = "com.x:id/ok") -> str:
-    return node(bounds, label, rid=rid, cls="android.widget.Button", clickable="true")
-
-
-def dialog(*texts_and_button: str) -> str:
-    return node(
-        "[60,800][1020,1600]",
-        rid="com.x:id/dialog",
-        cls="android.widget.FrameLayout",
-        children="".join(texts_and_button),
-    )
-
+from .trees import button, chat_row, dialog, node, screen
 
 NAME = Point(400, 250)  # on the name of the first row
 PREVIEW = Point(500, 340)  # on its preview
@@ -89,7 +50,10 @@ def test_the_finger_on_another_child_of_the_same_row_or_a_moved_clock_is_the_sam
 
 def test_a_changed_preview_in_the_same_row_is_noted_not_a_stop() -> None:
     """The row of 张三 is still 张三's row when a new message changed its preview: noted, naming old and new."""
-    recorded, live = screen(chat_row("张三", "好的，收到", "10:21")), screen(chat_row("张三", "在吗", "10:22"))
+    recorded, live = (
+        screen(chat_row("张三", "好的，收到", "10:21")),
+        screen(chat_row("张三", "在吗", "10:22")),
+    )
     assert differences(recorded, live, NAME) == []
     assert differences(recorded, live, PREVIEW) == []
     notes = notes_between(read_touched(recorded, NAME), read_touched(live, NAME))
