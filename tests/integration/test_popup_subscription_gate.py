@@ -15,14 +15,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_popup_rules_gate import _run
 
-from mobile_agent.agent.runtime import run_task
 from mobile_agent.apps.gkd_intent import CATEGORIES_ENV
 from mobile_agent.gate.policy import parse_policy
-from mobile_agent.sim.scenario import load_scenario
-from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
-
 
 PLAIN_WECHAT = """
 id: wechat
@@ -64,22 +61,6 @@ def _apps_with(tmp_path, group_name: str):
     (folder / "careless.json5").write_text(_subscription(group_name), encoding="utf-8")
     (folder / "wechat.yaml").write_text(PLAIN_WECHAT, encoding="utf-8")
     return folder
-
-
-def _run(farm, store, apps_dir, safety):
-    spec = load_scenario("wechat_send")
-    with SimModelServer(family="ui-venus-2", model_name="sim") as server:
-        return run_task(
-            spec.task,
-            device=farm.serials[0],
-            adb=f"127.0.0.1:{farm.adb_port}",
-            base_url=server.base_url,
-            model=server.model_name,
-            family="ui-venus-2",
-            store=store,
-            apps_dir=apps_dir,
-            safety=safety,
-        )
 
 
 def _rule_steps(store, result) -> list[str]:
