@@ -99,6 +99,25 @@ def test_popup_rules_brief_line_in_json(run):
             ],
             "JSON5",
         ),
+        (["apps", "popups"], "give a dump"),
+        (["apps", "popups", "--report"], "--report reads the --popup-rules files"),
+        (
+            [
+                "apps",
+                "popups",
+                "--report",
+                "--popup-rules",
+                str(DATA / "gkd/mixed.json5"),
+                "--popup-categories",
+                "nosuch",
+            ],
+            "names no category",
+        ),
+        (["apps", "popups", "--report", "--popup-rules", str(DATA)], "is a folder"),
+        (
+            ["run", "open wechat", "--popup-rules", "/nonexistent/rules.json5", "--device", "none:1"],
+            "does not exist",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(run, args, message):
@@ -116,3 +135,14 @@ def test_verify_without_a_phone_lists_packages_no_source_confirms(run):
     assert "calculator" in ids and "yuanbao" not in ids and "qianwen" not in ids
     table = run("apps", "verify")
     assert "no source confirms" in table.output
+
+
+def test_report_text_and_json_agree(run):
+    path = str(DATA / "gkd/mixed.json5")
+    text = run("apps", "popups", "--report", "--popup-rules", path)
+    data = json.loads(run("apps", "popups", "--report", "--popup-rules", path, "--json").output)
+    (sub,) = data["subscriptions"]
+    assert text.exit_code == 0
+    assert f"imported {sub['imported']}, refused {sub['refused']}" in text.output
+    for row in sub["refusals"]:
+        assert f"refused {row['count']:>4}: {row['reason']}" in text.output
