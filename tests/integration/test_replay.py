@@ -7,92 +7,37 @@ the replay compares what it is about to touch with what the recording touched (v
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
 import typer
+from replay_kit import SCENARIO, TASK, Recording, lisi_first, record, replay
 from typer.testing import CliRunner
 
 from mobile_agent.actions import ActionKind, Outcome, Size
-from mobile_agent.agent.runtime import run_task
 from mobile_agent.cli.replay import replay_command
 from mobile_agent.gate.policy import parse_policy
 from mobile_agent.replay.replayer import replay_episode
 from mobile_agent.replay.results import DivergencePolicy, ReplayOptions
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.scenario import make_scenario
-from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.sim.state import WorldData
 from mobile_agent.store.records import ActionSource, StepRecord
 from mobile_agent.store.store import TrajectoryStore
-
-TASK = "给张三发微信说晚上好"
-SCENARIO = "wechat_send"
-
-
-@dataclass(frozen=True)
-class Recording:
-    db_url: str
-    episode_id: str
-    final_state: dict
-
-
-def _record(adb_server, folder: Path, scenario: str, task: str, allow: list[str]) -> Recording:
-    """Runs `task` on a fresh phone of `scenario` with the scripted model, recording into a store in `folder`."""
-    url = f"sqlite:///{folder / 'store.db'}"
-    with (
-        TrajectoryStore.open(url) as store,
-        SimFarm(1, scenario=scenario, adb_port=adb_server.port) as farm,
-        SimModelServer(family="ui-venus-2") as model,
-    ):
-        serial = farm.serials[0]
-        result = run_task(
-            task,
-            device=serial,
-            adb=f"127.0.0.1:{farm.adb_port}",
-            base_url=model.base_url,
-            model=model.served_model,
-            family="ui-venus-2",
-            store=store,
-            safety=parse_policy(allow=allow),
-        )
-        assert result.outcome == Outcome.FINISHED, result
-        state = copy.deepcopy(farm.phones[serial].state.as_dict())
-    return Recording(url, result.episode_id, state)
 
 
 @pytest.fixture(scope="module")
 def recording(adb_server, tmp_path_factory) -> Recording:
     folder: Path = tmp_path_factory.mktemp("replay-store")
-    recorded = _record(adb_server, folder, SCENARIO, TASK, allow=["send@com.tencent.mm"])
+    recorded = record(adb_server, folder, SCENARIO, TASK, allow=["send@com.tencent.mm"])
     assert recorded.final_state["messages_sent"], "the recorded run itself must have sent the message"
     return recorded
 
 
-SEND_ALLOWED = parse_policy(allow=["send@com.tencent.mm"])
-
-
-def _replay(recording: Recording, farm: SimFarm, safety=SEND_ALLOWED, **options) -> tuple:
-    with TrajectoryStore.open(recording.db_url) as store:
-        result = replay_episode(
-            store,
-            recording.episode_id,
-            device=farm.serials[0],
-            adb=f"127.0.0.1:{farm.adb_port}",
-            options=ReplayOptions(**options),
-            safety=safety,
-        )
-        steps = store.steps(result.episode_id) if result.episode_id else []
-        episode = store.episode(result.episode_id) if result.episode_id else None
-        source_steps = store.steps(recording.episode_id)
-    return result, episode, steps, source_steps
-
-
 def test_replay_on_a_fresh_phone_reproduces_the_final_state(adb_server, recording: Recording) -> None:
     with SimFarm(1, scenario=SCENARIO, adb_port=adb_server.port) as farm:
-        result, episode, steps, source_steps = _replay(recording, farm, on_divergence=DivergencePolicy.STOP)
+        result, episode, steps, source_steps = replay(recording, farm, on_divergence=DivergencePolicy.STOP)
         state = farm.phones[farm.serials[0]].state.as_dict()
     assert result.outcome == Outcome.FINISHED
     assert result.divergences == []
@@ -111,7 +56,7 @@ def test_replay_on_a_fresh_phone_reproduces_the_final_state(adb_server, recordin
 
 def test_replay_maps_coordinates_to_another_resolution(adb_server, recording: Recording) -> None:
     with SimFarm(1, scenario=SCENARIO, adb_port=adb_server.port, width=720, height=1600) as farm:
-        result, _, steps, source_steps = _replay(recording, farm, on_divergence=DivergencePolicy.STOP)
+        result, _, steps, source_steps = replay(recording, farm, on_divergence=DivergencePolicy.STOP)
         state = farm.phones[farm.serials[0]].state.as_dict()
     assert result.outcome == Outcome.FINISHED, result.detail
     assert result.target_screen == Size(720, 1600)
@@ -131,7 +76,7 @@ def test_a_splash_ad_the_recording_did_not_have_is_dismissed_and_the_replay_goes
     """The splash covers the chat list (its frame takes no touch, but a person sees the ad, not 张三's row): the
     step waits, WeChat's popup rule skips the ad, and the replay goes on to the same end."""
     with SimFarm(1, scenario="wechat_send_splash", adb_port=adb_server.port) as farm:
-        result, episode, steps, _ = _replay(recording, farm, on_divergence=DivergencePolicy.STOP)
+        result, episode, steps, _ = replay(recording, farm, on_divergence=DivergencePolicy.STOP)
         state = farm.phones[farm.serials[0]].state.as_dict()
     assert result.outcome == Outcome.FINISHED, result.detail
     assert result.divergences == []
@@ -179,7 +124,7 @@ ORDER_AND_PAY = [f"order@{MEITUAN}", f"pay@{MEITUAN}"]
 def order_recording(adb_server, tmp_path_factory) -> Recording:
     """A paid Meituan order, recorded with the gate letting Meituan's order and pay through."""
     folder: Path = tmp_path_factory.mktemp("replay-order-store")
-    recorded = _record(adb_server, folder, "meituan_order", ORDER_TASK, allow=[f"*@{MEITUAN}"])
+    recorded = record(adb_server, folder, "meituan_order", ORDER_TASK, allow=[f"*@{MEITUAN}"])
     assert [o["paid"] for o in recorded.final_state["orders"]] == [True], (
         "the recorded run itself must have paid"
     )
@@ -317,13 +262,6 @@ def _as_record(step) -> StepRecord:
 
 
 # ----- what the replay is about to touch ----------------------------------------------------------------------
-def _lisi_first() -> object:
-    """The chat list with 李四 in the first row, where the recording tapped 张三."""
-    chats = WorldData().wechat_chats
-    reordered = {"李四": chats["李四"], **{k: v for k, v in chats.items() if k != "李四"}}
-    return make_scenario(name="wechat_lisi_first", task=TASK, seed={"wechat_chats": reordered})
-
-
 def _dearer_dish(price: float) -> object:
     """Meituan with 黄焖鸡米饭(大份) at ``price`` instead of ¥22, so the cashier asks ¥(price + 3 delivery)."""
     shops = [
@@ -345,8 +283,8 @@ def _dearer_dish(price: float) -> object:
 
 def test_another_contact_under_the_finger_stops_before_touching_it(adb_server, recording: Recording) -> None:
     with SimFarm(1, scenario=SCENARIO, adb_port=adb_server.port) as farm:
-        farm.phones[farm.serials[0]].apply_scenario(_lisi_first())
-        result, episode, steps, _ = _replay(recording, farm)  # default: stop; send is allowed by the policy
+        farm.phones[farm.serials[0]].apply_scenario(lisi_first())
+        result, episode, steps, _ = replay(recording, farm)  # default: stop; send is allowed by the policy
         state = farm.phones[farm.serials[0]].state.as_dict()
     assert result.outcome == Outcome.error("divergence") and episode.outcome == Outcome.error("divergence")
     assert state["messages_sent"] == []
@@ -363,8 +301,8 @@ def test_another_contact_under_the_finger_stops_before_touching_it(adb_server, r
 def test_warn_records_the_divergence_and_acts_anyway(adb_server, recording: Recording) -> None:
     """The control for the stop above: under warn the replay goes on and the message goes to 李四."""
     with SimFarm(1, scenario=SCENARIO, adb_port=adb_server.port) as farm:
-        farm.phones[farm.serials[0]].apply_scenario(_lisi_first())
-        result, _, steps, _ = _replay(recording, farm, on_divergence=DivergencePolicy.WARN)
+        farm.phones[farm.serials[0]].apply_scenario(lisi_first())
+        result, _, steps, _ = replay(recording, farm, on_divergence=DivergencePolicy.WARN)
         state = farm.phones[farm.serials[0]].state.as_dict()
     assert [m["contact"] for m in state["messages_sent"]] == ["李四"]
     assert [d.index for d in result.divergences][:1] == [1] and result.divergences[0].performed
@@ -411,7 +349,7 @@ def test_a_recording_without_view_trees_falls_back_to_hash_and_says_so(
             store.record_step(bare, _as_record(step), screenshot=shot.read_bytes() if shot else None)
         store.finish_episode(bare, source.outcome)
     with SimFarm(1, scenario=SCENARIO, adb_port=adb_server.port) as farm:
-        result, _, steps, _ = _replay(Recording(recording.db_url, bare, recording.final_state), farm)
+        result, _, steps, _ = replay(Recording(recording.db_url, bare, recording.final_state), farm)
         state = farm.phones[farm.serials[0]].state.as_dict()
     assert result.outcome == Outcome.FINISHED, result.detail
     assert state["messages_sent"] == recording.final_state["messages_sent"]
