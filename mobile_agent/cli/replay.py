@@ -30,7 +30,7 @@ DIVERGENCE_HELP = (
 RESET_HELP = (
     "Bring the phone to the recording's start before step 0: home (the home screen, then the recorded app if it "
     "started in one), force-stop (the recording's apps stopped first), clear-data (their data cleared first: "
-    "accounts too), none (default for one episode; a suite uses each task's own reset, else home)."
+    "accounts too), none (default for one episode; a suite uses each task's own reset, else force-stop)."
 )
 
 
@@ -110,7 +110,7 @@ def replay_command(
         until=until,
         on_divergence=on_divergence.strip().lower(),  # type: ignore[arg-type]
         dry_run=dry_run,
-        reset=(reset or ("home" if suite else "none")).strip().lower(),  # type: ignore[arg-type]
+        reset=(reset or ("force-stop" if suite else "none")).strip().lower(),  # type: ignore[arg-type]
         wait_s=wait,
     )
     if suite:
