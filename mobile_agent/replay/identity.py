@@ -5,8 +5,10 @@ recorded coordinates: its class and resource-id, its text and description, the l
 from the nearest stable ancestor (the closest one whose resource-id is unique on that screen). Identities are read
 from the stored trees when the replay runs, so recordings made before this module existed replay the same way.
 
-What *names* a control is read as a person reads it. A button is named by all its labels ("发送", "确认支付", a PIN
-key's "5"). A composite row (a chat: name, preview, time; a shop: name, rating, prices) is named by its title, the
+What *names* a control is read as a person reads it. A row whose parts say which one is its title (AOSP's
+``android:id/title`` beside ``android:id/summary``) is named by that title: the WLAN row whatever network its summary
+shows. A button is named by all its labels ("发送", "确认支付", a PIN key's "5"; a switch's ON/OFF too, since
+tapping it does the opposite when it differs). A composite row (a chat: name, preview, time; a shop: name, rating, prices) is named by its title, the
 first line that is not a clock or a counter: the row of 张三 stays 张三's row when its preview changes from
 "好的，收到" to "晚上好", and it is not the row of 李四 whatever the finger was on.
 
@@ -36,6 +38,8 @@ CLOCKLIKE = re.compile(
     r"^(?:\d+|刚刚|今天|昨天|前天|\d+(?:秒|分钟|小时|天|周|个月)前|(?:上午|下午|中午|晚上|凌晨)\d+"
     r"|(?:星期|周)[一二三四五六日天]|\d+月\d+日|\d+(?:am|pm)|(?:am|pm)\d+|yesterday|today|now|justnow)$"
 )
+# A part whose resource-id names it the row's title: android:id/title (AOSP preferences), ...:id/item_title, ...:id/name.
+_TITLE_ID = re.compile(r":id/(?:\w+_)?(?:title|name)$", re.IGNORECASE)
 # Longer than this (folded), a control's labels are a composite row, named by its title; shorter, by them all.
 WHOLE_LABEL_LIMIT = 20
 
@@ -194,9 +198,13 @@ def _lines(elements: list[Element]) -> int:
 
 
 def name_of(reader: ScreenReader, target: Element) -> tuple[str, ...]:
-    """What names ``target``: all its labels for a control of one short line (a button, a key, a tab), else the
+    """What names ``target``: the part its resource-id calls the title, when there is one (a settings row "WLAN"
+    whatever its summary says); all its labels for a control of one short line (a button, a key, a tab); else the
     title of a row of several lines (its first label that is no clock or counter)."""
     labelled = _labelled(reader, target)
+    titles = [e for e in labelled if e is not target and _TITLE_ID.search(e.resource_id)]
+    if titles and (named := naming_labels(labels_of(titles[0]))):
+        return named  # a row says which part is its title (android:id/title beside its summary, a value)
     whole = naming_labels([t for e in labelled for t in labels_of(e)])
     if _lines(labelled) <= 1 and len("".join(whole)) <= WHOLE_LABEL_LIMIT:
         return whole

@@ -241,7 +241,7 @@ class _Replayer:
             f", {popups} popup(s) the recording did not have dismissed" if popups else ""
         )
         if replayed_to_end and self.source.outcome is not None:
-            return self.source.outcome, f"{summary}; the source ended {self.source.outcome}"
+            return _replayed_end(self.source.outcome), f"{summary}; the source ended {self.source.outcome}"
         last = steps[-1].index if steps else None
         return Outcome.INTERRUPTED, f"{summary}, up to step {last} (--until {self.options.until})"
 
@@ -313,6 +313,12 @@ class _Replayer:
         self.results.append(compared)
         if self.on_step is not None:
             self.on_step(compared)
+
+
+def _replayed_end(source: Outcome) -> Outcome:
+    """How a replay that reached its source's end ends: as the source did, except that a question nobody answered
+    in time (needs_user:expired) is, on the replay, a question just asked."""
+    return Outcome.NEEDS_USER if str(source).startswith(str(Outcome.NEEDS_USER)) else source
 
 
 def _load_registry() -> object | None:

@@ -252,7 +252,7 @@ def _entry(store: TrajectoryStore, task: qs.QueuedTask) -> SuiteEntry:
     status = "replayed"
     if stopped is not None:
         status = "needs_person" if replay.outcome == Outcome.NEEDS_USER else "stopped"
-    elif replay.outcome != source.outcome:
+    elif _end(replay.outcome) != _end(source.outcome):
         status = "stopped"
     decisions = [d for s in steps for d in s.guard_decisions if d.get("guard") == "replay"]
     return SuiteEntry(
@@ -268,6 +268,13 @@ def _entry(store: TrajectoryStore, task: qs.QueuedTask) -> SuiteEntry:
         verdict=_verdict(store, replay.id),
         **common,
     )
+
+
+def _end(outcome: object) -> str:
+    """An outcome as a replay can reproduce it: needs_user:expired (nobody answered the recording in time) is the
+    replay's needs_user."""
+    text = str(outcome)
+    return "needs_user" if text.startswith("needs_user") else text
 
 
 def _stopped_step(steps: list[StepInfo]) -> StepInfo | None:

@@ -141,3 +141,21 @@ def test_found_means_the_same_name_and_never_a_reordered_neighbour(names, pick, 
     assert found.found, found.problem
     row = [n for n, _ in live_rows].index(names[pick])
     assert found.point == Point(400, 250 + 190 * row)
+
+
+def test_a_settings_row_is_named_by_its_title_not_its_summary() -> None:
+    def settings_row(summary: str) -> str:
+        return screen(
+            node(
+                "[0,300][1080,460]",
+                rid="",
+                cls="android.widget.LinearLayout",
+                clickable="true",
+                children=node("[50,300][700,460]", "WLAN", rid="android:id/title")
+                + node("[720,300][1030,460]", summary, rid="android:id/summary"),
+            )
+        )
+
+    identity = identify(settings_row("已关闭"), Point(300, 380))
+    assert identity is not None and identity.name == ("wlan",)
+    assert locate(identity, settings_row("SimNet-5G"), Point(300, 380)).found
