@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,7 @@ from mobile_agent.replay.screens import screen_distance
 from mobile_agent.sim.farm import SimFarm
 from mobile_agent.sim.scenario import load_scenario
 from mobile_agent.sim.servers.model_server import SimModelServer
+from mobile_agent.store.records import StepRecord
 from mobile_agent.store.store import TrajectoryStore
 
 MEITUAN = "com.sankuai.meituan"
@@ -177,3 +179,31 @@ def test_an_order_behind_a_popup_it_did_not_have_at_another_resolution(adb_serve
     assert any(s.popup for s in result.steps) and any(str(s.action_source) == "rule" for s in steps)
     assert all(s.action.kind is not ActionKind.TAP or s.screen == Size(720, 1600) for s in steps if s.action)
     assert json.dumps([s.describe() for s in result.steps], ensure_ascii=False)
+
+
+def test_a_recording_that_started_inside_the_app_is_reset_into_it(adb_server, recording: Recording) -> None:
+    """From its step 1 on, the recording starts in WeChat's chat list: --reset force-stop stops WeChat, goes home
+    and opens WeChat again at the recorded activity, and the start is checked before step 0."""
+    with TrajectoryStore.open(recording.db_url) as store:
+        source = store.episode(recording.episode_id)
+        inside = store.start_episode(source.task, device="x", family=source.family, model=source.model).id
+        for step in store.steps(source.id)[1:]:
+            record_ = StepRecord(**{f.name: getattr(step, f.name) for f in fields(StepRecord)})
+            shot, tree = store.screenshot_path(step), store.hierarchy_path(step)
+            store.record_step(
+                inside,
+                StepRecord(**{**record_.__dict__, "index": step.index - 1}),
+                screenshot=shot.read_bytes() if shot else None,
+                hierarchy=tree.read_text(encoding="utf-8") if tree else None,
+            )
+        store.finish_episode(inside, source.outcome)
+        start = store.steps(inside)[0]
+    assert start.foreground_app == "com.tencent.mm"
+    with SimFarm(1, scenario=SCENARIO, adb_port=adb_server.port) as farm:
+        unreset, *_ = replay(Recording(recording.db_url, inside, {}), farm, wait_s=1.0)  # on the home screen
+        result, *_ = replay(Recording(recording.db_url, inside, {}), farm, reset=ResetMode.FORCE_STOP)
+        sent = _sent(farm)
+        launches = [e for e in farm.phones[farm.serials[0]].events if e.kind == "launch"]
+    assert unreset.outcome == Outcome.error("divergence") and "--reset" in unreset.detail
+    assert result.outcome == Outcome.FINISHED, result.detail
+    assert [m["contact"] for m in sent] == ["张三"] and launches
