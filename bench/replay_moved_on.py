@@ -17,7 +17,7 @@ world (the issue's "done when"): 20 episodes recorded by the demo's task (2) and
   payee in Alipay; the settings app has nothing of the kind); a splash ad the recording did not have. A replay counts when it ends
   as its recording did and the scenario's check passes on the replay's phone.
 
-    python bench/replay_moved_on.py                 # everything (about 5 minutes on 2 cores)
+    python bench/replay_moved_on.py                 # everything (about 7 minutes on 2 cores)
     python bench/replay_moved_on.py --part issue    # or --part world
 The script uses only the replay API that predates issue 24 (replay_episode, ReplayOptions), so the same file
 measures an older checkout: PYTHONPATH=/path/to/old/checkout python bench/replay_moved_on.py
