@@ -153,13 +153,12 @@ class Agent:
                     f"resume it with --reply yes or --reply no (mobile-agent resume {episode.id} --reply yes)",
                 )
         steps = self.store.steps(episode.id)
-        claim_episode(
-            self.store, episode.id
-        )  # this process runs it now (a later command checks its heartbeat)
+        claim_episode(self.store, episode.id)  # this process runs it now (others check its heartbeat)
         pause_store.reopen_episode(self.store, episode.id)
         pause_store.mark_resumed(self.store, pause.id, reply)
         self._begin(episode.id, episode.task, index=(steps[-1].index + 1) if steps else 0)
         self._history = rebuild_history(steps, self.store, self.family, self.config.prompt)
+        self.client.restore_unused(episode.id, int(pause.context.get("unused_replies") or 0))
         return self._loop(lambda: self._after_pause(pause, reply, approved))
 
     def _begin(self, episode_id: str, task: str, *, index: int) -> None:
@@ -511,7 +510,7 @@ class Agent:
                 pending_action=pending,
                 decision=decision.to_dict() if decision else None,
                 screen_hash=screen_hash,
-                context=pause_context(self.family.name, self.client, self.config),
+                context=pause_context(self.family.name, self.client, self.config, self._episode_id),
             ),
         )
         first_line = question.strip().splitlines()[0] if question.strip() else kind

@@ -163,15 +163,17 @@ def rebuild_history(
     return turns
 
 
-def pause_context(family: str, client: ModelClient, config: Any) -> dict[str, Any]:
+def pause_context(family: str, client: ModelClient, config: Any, episode_id: str) -> dict[str, Any]:
     """What a resumed episode is run with (the pause keeps it): the family, the model and its endpoints, the
-    settings."""
-    return {
+    settings, and the replies it did not use that the model server has not been told of yet."""
+    context = {
         "family": family,
         "model": client.model,
         "base_urls": list(client.endpoints),
         "config": config.snapshot(),
     }
+    unused = client.take_unused(episode_id)
+    return {**context, "unused_replies": unused} if unused else context
 
 
 def device_frame(obs: Observation) -> Image.Image:

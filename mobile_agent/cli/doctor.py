@@ -135,7 +135,7 @@ def _device_checks(device: str | None, adb: str | None) -> Iterator[Check]:
     for serial in targets:
         dev = AndroidDevice(serial, adb=adb)
         try:
-            info = dev._rpc("deviceInfo")
+            info = dev.server_info()
             yield Check(
                 f"{serial} u2 server",
                 "ok",

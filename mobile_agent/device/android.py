@@ -254,6 +254,11 @@ class AndroidDevice:
             self._size = info.size
         return self._size
 
+    def server_info(self) -> dict[str, object]:
+        """What the uiautomator2 server says of the phone (``deviceInfo``: productName, sdkInt, ...)."""
+        result = self._result(self._ask([Call("deviceInfo")], "deviceInfo")[0], "deviceInfo")
+        return result if isinstance(result, dict) else {}
+
     def screenshot_jpeg(self, scale: float = 1.0, quality: int = 80) -> bytes:
         answer = self._ask([Call("takeScreenshot", (scale, quality))], "takeScreenshot")[0]
         return self._jpeg(self._result(answer, "takeScreenshot"), scale, quality)

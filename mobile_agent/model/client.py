@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -135,20 +136,22 @@ class PendingReply:
         return self.future.result()
 
     def discard(self) -> None:
-        """The reply will not be used: cut the request if it is still on its way, and tell the next one."""
-        self.discarded.set()
+        """The reply will not be used: cut the request if it is still on its way, and, when it has left (the
+        server may have answered it), tell the episode's next request."""
         with self._lock:
+            self.discarded.set()
             abort = self._abort
         if abort is not None:
             abort.abort()
-        self._client._note_unused(self._episode_id)
+            self._client._note_unused(self._episode_id)
         self.future.add_done_callback(lambda f: f.exception())  # nobody waits for it: its failure is no news
 
     def attempt(self, abort: Abort) -> None:
+        """The request is about to leave; a discarded one never does."""
         with self._lock:
+            if self.discarded.is_set():
+                raise RequestDiscarded("the request was discarded")
             self._abort = abort
-        if self.discarded.is_set():
-            abort.abort()
 
 
 class ModelClient:
@@ -242,13 +245,16 @@ class ModelClient:
         *,
         episode_id: str | None = None,
         deadline: Deadline | None = None,
+        hold: AbstractContextManager[Any] | None = None,
     ) -> PendingReply:
-        """``complete`` on a thread of its own: the request leaves now, the reply is ``result()``."""
+        """``complete`` on a thread of its own: the request leaves now, the reply is ``result()``. ``hold`` (a
+        process-wide cap on requests in flight) is entered around the request."""
         pending = PendingReply(self, episode_id)
 
         def run() -> None:
             try:
-                reply = self.complete(messages, episode_id=episode_id, deadline=deadline, pending=pending)
+                with hold if hold is not None else nullcontext():
+                    reply = self.complete(messages, episode_id=episode_id, deadline=deadline, pending=pending)
             except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the reply
                 pending.future.set_exception(exc)
             else:
@@ -299,6 +305,10 @@ class ModelClient:
                     self.max_retries + 1,
                     redact_text(exc.description),
                 )
+            except RequestDiscarded:
+                if attempts == 1 and UNUSED_HEADER in headers:  # it never left: the next one tells
+                    self._note_unused(episode_id, int(headers[UNUSED_HEADER]))
+                raise
             except ModelError as exc:  # a reply that cannot be read (not JSON, no choices, over the cap)
                 message = exc.message.replace("the model server", f"the model server at {slot.shown_url}", 1)
                 raise ModelError(message, hint=exc.hint) from None
@@ -398,9 +408,19 @@ class ModelClient:
             headers[UNUSED_HEADER] = str(unused)
         return headers
 
-    def _note_unused(self, episode_id: str | None) -> None:
+    def _note_unused(self, episode_id: str | None, count: int = 1) -> None:
         with self._cond:
-            self._unused[episode_id] = self._unused.get(episode_id, 0) + 1
+            self._unused[episode_id] = self._unused.get(episode_id, 0) + count
+
+    def take_unused(self, episode_id: str) -> int:
+        """The episode's unused replies not told yet, forgotten here: a pause keeps them for whoever resumes it
+        (another process's client, or this one)."""
+        with self._cond:
+            return self._unused.pop(episode_id, 0)
+
+    def restore_unused(self, episode_id: str, count: int) -> None:
+        if count > 0:
+            self._note_unused(episode_id, count)
 
     def _acquire(self, avoid: _Slot | None, deadline: Deadline) -> _Slot | None:
         """A free endpoint slot, or None when the deadline passes first."""

@@ -1,5 +1,5 @@
 """Replies no endpoint should send, through the real OpenAI client and a simulated phone: bytes that are not UTF-8,
-token counts beyond any integer column, and a reply of megabytes. Each ends or continues the episode cleanly and is
+token counts beyond any integer column, and replies of megabytes (over the body cap: refused unread; under it: truncated in the store). Each ends or continues the episode cleanly and is
 stored within the store's limits."""
 
 from __future__ import annotations
@@ -65,9 +65,21 @@ def test_token_counts_above_2_63_are_clamped_in_the_store(sim_farm, store):
     assert steps and all(s.prompt_tokens == MAX_STORED_COUNT for s in steps)
 
 
-def test_a_5_mb_reply_is_truncated_in_the_store_with_a_note(sim_farm, store):
+def test_a_reply_over_the_body_cap_is_refused_unread_and_the_episode_ends_cleanly(sim_farm, store):
     farm = sim_farm(1, scenario="wechat_send")
-    huge = "想" * 5_000_000
+    huge = "想" * 2_000_000  # 6 MB of UTF-8, over the client's 2 MiB cap on a reply body
+    turns = (Turn(action=Action.launch("com.tencent.mm"), think=huge), Turn(action=Action.finish("done")))
+    with _server(*turns) as server:
+        result = _run(farm, server, store)
+    assert result.outcome == "error:model" and "refused unread" in (result.detail or ""), result
+    assert "\n" not in (result.detail or "")
+    episode = store.episode(result.episode_id)
+    assert episode.status == "ended" and store.check_integrity() == []
+
+
+def test_a_reply_of_a_megabyte_is_truncated_in_the_store_with_a_note(sim_farm, store):
+    farm = sim_farm(1, scenario="wechat_send")
+    huge = "想" * 500_000  # 1.5 MB: under the body cap, over what the store keeps of one text
     turns = (Turn(action=Action.launch("com.tencent.mm"), think=huge), Turn(action=Action.finish("done")))
     with _server(*turns) as server:
         result = _run(farm, server, store)

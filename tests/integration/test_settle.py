@@ -64,7 +64,9 @@ def test_an_action_its_idle_wait_and_its_frame_are_one_request(sim_farm):
     assert capture.screen().hierarchy == device.hierarchy()  # and so is the tree
 
 
-def test_with_the_dump_beside_the_frame_the_action_goes_alone_and_the_dump_runs_beside_the_idle_wait(sim_farm):
+def test_with_the_dump_beside_the_frame_the_action_goes_alone_and_the_dump_runs_beside_the_idle_wait(
+    sim_farm,
+):
     farm = sim_farm(1, scenario="wechat_send")
     device, phone = _device(farm)
     device.prefetch_hierarchy = True

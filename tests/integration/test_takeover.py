@@ -144,7 +144,7 @@ def test_interactive_yes_goes_through_without_a_pause(farm, server, store):
 
         def ask(self, question):
             self.questions.append(question)
-            return "y"
+            return "yes"  # a single key declines: a person types the word
 
     user = Yes()
     phone, result = _start(farm, server, store, "wechat_send", user=user, safety=SafetyPolicy())

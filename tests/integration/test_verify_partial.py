@@ -65,7 +65,7 @@ def _script(task: str, actions: list[Action]) -> Script:
 
 class Yes:
     def ask(self, question: str) -> str:
-        return "y"
+        return "yes"  # a single key declines: a person types the word
 
 
 @pytest.fixture(scope="module")

@@ -73,6 +73,17 @@ class CappedClient:
         with self._cap:
             return self._client.complete(messages, episode_id=episode_id, **options)
 
+    def submit(
+        self, messages: list[dict[str, Any]], *, episode_id: str | None = None, deadline: Any = None
+    ) -> Any:
+        return self._client.submit(messages, episode_id=episode_id, deadline=deadline, hold=self._cap)
+
+    def take_unused(self, episode_id: str) -> int:
+        return self._client.take_unused(episode_id)
+
+    def restore_unused(self, episode_id: str, count: int) -> None:
+        self._client.restore_unused(episode_id, count)
+
     def probe(self) -> list[Any]:
         return self._client.probe()
 

@@ -390,7 +390,9 @@ class _Handler(EndpointHandler):
         else:
             record.task = script.task
             unused = self.headers.get(UNUSED_HEADER, "0")
-            record.turn, turn = owner.next_turn(script, record.episode, int(unused) if unused.isdigit() else 0)
+            record.turn, turn = owner.next_turn(
+                script, record.episode, int(unused) if unused.isdigit() else 0
+            )
             action, think = (
                 (Action.finish(SCRIPT_DONE_MESSAGE), "") if turn is None else (turn.action, turn.think)
             )

@@ -307,7 +307,11 @@ class U2Server:
         out, err = bytearray(), bytearray()
         line = " ".join(shlex.quote(word) for word in str(command).split())
         code = AndroidShell(self.phone).run(line, ShellIO(out.extend, err.extend)) if line else -1
-        return {"stdout": out.decode(errors="replace"), "stderr": err.decode(errors="replace"), "returnCode": code}
+        return {
+            "stdout": out.decode(errors="replace"),
+            "stderr": err.decode(errors="replace"),
+            "returnCode": code,
+        }
 
     def rpc_wakeUp(self) -> bool:
         self.phone.key("wakeup")

@@ -89,7 +89,10 @@ def test_pasting_checks_the_clipboard_once_then_is_one_request_and_restores_it_e
     phone = Phone([LATIN])
     text = TextInput("SIM1", KEYBOARD)
     first = _type(text, phone, "晚上好")
-    assert phone.requests[:2] == [["ime list", "settings get"], ["getClipboard", "setClipboard", "getClipboard"]]
+    assert phone.requests[:2] == [
+        ["ime list", "settings get"],
+        ["getClipboard", "setClipboard", "getClipboard"],
+    ]
     assert first == ["pasteClipboard"]  # the text was set and read back first
     phone.flush()
     assert phone.clipboard == "the user's"

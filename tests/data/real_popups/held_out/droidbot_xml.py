@@ -48,7 +48,9 @@ def to_xml(state: dict) -> str:
             **{xml: "true" if view.get(key) else "false" for xml, key in FLAGS},
             "bounds": f"[{left},{top}][{right},{bottom}]",
         }
-        out.append("<node " + " ".join(f"{k}={quoteattr(_NOT_XML.sub('', v))}" for k, v in attrs.items()) + ">")
+        out.append(
+            "<node " + " ".join(f"{k}={quoteattr(_NOT_XML.sub('', v))}" for k, v in attrs.items()) + ">"
+        )
         for i, child in enumerate(view.get("children") or []):
             if child in views:
                 node(views[child], i)
@@ -62,4 +64,6 @@ def to_xml(state: dict) -> str:
 
 
 if __name__ == "__main__":
-    Path(sys.argv[2]).write_text(to_xml(json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))), encoding="utf-8")
+    Path(sys.argv[2]).write_text(
+        to_xml(json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))), encoding="utf-8"
+    )
