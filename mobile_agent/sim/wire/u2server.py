@@ -31,6 +31,7 @@ from mobile_agent.errors import InputSecurityError
 from mobile_agent.sim.phone.display import ScreenshotFailed
 from mobile_agent.sim.shell.android import AndroidShell
 from mobile_agent.sim.shell.sh import ShellIO
+from mobile_agent.sim.wire.selector import describe, index_in_parent, matches, obj_info
 from mobile_agent.sim.world.node import Node
 
 if TYPE_CHECKING:
@@ -465,10 +466,10 @@ class U2Server:
         return len(self._matches(selector, ignore_instance=True))
 
     def rpc_objInfo(self, selector: dict) -> dict[str, Any]:
-        return _obj_info(self._find(selector))
+        return obj_info(self._find(selector))
 
     def rpc_objInfoOfAllInstances(self, selector: dict) -> list[dict[str, Any]]:
-        return [_obj_info(n) for n in self._matches(selector, ignore_instance=True)]
+        return [obj_info(n) for n in self._matches(selector, ignore_instance=True)]
 
     def rpc_getText(self, selector: dict) -> str:
         node = self._find(selector)
@@ -491,15 +492,15 @@ class U2Server:
     def _find(self, selector: dict) -> Node:
         found = self._matches(selector)
         if not found:
-            raise RpcError(-32002, f"{OBJECT_NOT_FOUND}: UiSelector{_describe(selector)}", OBJECT_NOT_FOUND)
+            raise RpcError(-32002, f"{OBJECT_NOT_FOUND}: UiSelector{describe(selector)}", OBJECT_NOT_FOUND)
         return found[0]
 
     def _matches(self, selector: dict, ignore_instance: bool = False) -> list[Node]:
         with self.phone.lock:
             tree = self.phone.display.tree()
-        nodes = [n for n in tree.walk() if _match(n, selector)]
+        nodes = [n for n in tree.walk() if matches(n, selector)]
         if "index" in selector:
-            nodes = [n for n in nodes if _index_in_parent(tree, n) == int(selector["index"])]
+            nodes = [n for n in nodes if index_in_parent(tree, n) == int(selector["index"])]
         if not ignore_instance and "instance" in selector:
             i = int(selector["instance"])
             return nodes[i : i + 1]
@@ -525,77 +526,3 @@ def _error(rid: Any, code: int, message: str, data: str | None = None) -> bytes:
     if data is not None:
         error["data"] = data
     return _encode({"jsonrpc": "2.0", "id": rid, "error": error})
-
-
-SELECTOR_META = {"mask", "childOrSibling", "childOrSiblingSelector", "index", "instance"}
-
-
-def _match(node: Node, selector: dict) -> bool:
-    text = node.shown_text()
-    for key, want in selector.items():
-        if key in SELECTOR_META:
-            continue
-        ok = {
-            "text": lambda w: text == w,
-            "textContains": lambda w: w in text,
-            "textMatches": lambda w: re.fullmatch(w, text) is not None,
-            "textStartsWith": lambda w: text.startswith(w),
-            "className": lambda w: node.cls == w,
-            "classNameMatches": lambda w: re.fullmatch(w, node.cls) is not None,
-            "description": lambda w: node.desc == w,
-            "descriptionContains": lambda w: w in node.desc,
-            "descriptionMatches": lambda w: re.fullmatch(w, node.desc) is not None,
-            "descriptionStartsWith": lambda w: node.desc.startswith(w),
-            "checkable": lambda w: node.checkable == bool(w),
-            "checked": lambda w: node.checked == bool(w),
-            "clickable": lambda w: node.clickable == bool(w),
-            "longClickable": lambda w: node.long_clickable == bool(w),
-            "scrollable": lambda w: node.scrollable == bool(w),
-            "enabled": lambda w: node.enabled == bool(w),
-            "focusable": lambda w: (node.focusable or node.editable) == bool(w),
-            "focused": lambda w: node.focused == bool(w),
-            "selected": lambda w: node.selected == bool(w),
-            "packageName": lambda w: node.package == w,
-            "packageNameMatches": lambda w: re.fullmatch(w, node.package) is not None,
-            "resourceId": lambda w: node.rid == w,
-            "resourceIdMatches": lambda w: re.fullmatch(w, node.rid) is not None,
-        }.get(key)
-        if ok is None or not ok(want):
-            return False
-    return True
-
-
-def _index_in_parent(root: Node, target: Node) -> int:
-    for node in root.walk():
-        for i, child in enumerate(node.children):
-            if child is target:
-                return i
-    return 0
-
-
-def _describe(selector: dict) -> str:
-    return "[" + ", ".join(f"{k.upper()}={v}" for k, v in selector.items() if k not in SELECTOR_META) + "]"
-
-
-def _obj_info(node: Node) -> dict[str, Any]:
-    left, top, right, bottom = node.bounds
-    bounds = {"left": left, "top": top, "right": right, "bottom": bottom}
-    return {
-        "bounds": bounds,
-        "visibleBounds": dict(bounds),
-        "childCount": len(node.children),
-        "className": node.cls,
-        "contentDescription": node.desc or None,
-        "packageName": node.package,
-        "resourceName": node.rid or None,
-        "text": node.shown_text(),
-        "checkable": node.checkable,
-        "checked": node.checked,
-        "clickable": node.clickable,
-        "enabled": node.enabled,
-        "focusable": node.focusable or node.editable,
-        "focused": node.focused,
-        "longClickable": node.long_clickable,
-        "scrollable": node.scrollable,
-        "selected": node.selected,
-    }
