@@ -155,7 +155,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     show_version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Run GUI vision-language models as agents on Android phones: one task, a farm, replay and reports."""

@@ -22,6 +22,45 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 
+def _flags_without_metavar(params: list[Any]) -> list[Any]:
+    """Flags take no value, so their help shows none: typer 0.29 prints ``<bool>`` beside every flag (``--help
+    <bool>``) unless the option has a metavar of its own; an empty one shows nothing, as click does for flags."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class QuietCommand(TyperCommand):
+    """A command whose flags show no metavar in its help."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_without_metavar(super().get_params(ctx))
+
+
+class QuietGroup(TyperGroup):
+    """A group whose flags show no metavar in its help."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_without_metavar(super().get_params(ctx))
+
+
+def _quiet(app: typer.Typer) -> typer.Typer:
+    """``app`` with its groups and commands, at any depth, built as QuietGroup / QuietCommand (unless one names
+    its own class)."""
+    if not app.info.cls or app.info.cls is TyperGroup:
+        app.info.cls = QuietGroup
+    for command in app.registered_commands:
+        if not command.cls or command.cls is TyperCommand:
+            command.cls = QuietCommand
+    for group in app.registered_groups:
+        if isinstance(group.typer_instance, typer.Typer):
+            _quiet(group.typer_instance)
+        if not group.cls or group.cls is TyperGroup:
+            group.cls = QuietGroup
+    return app
+
+
 @dataclass(frozen=True)
 class Lazy:
     """One command of a group. ``target`` is ``module:attribute``: a command function or a ``typer.Typer``."""
@@ -36,12 +75,12 @@ class Lazy:
         module, _, attribute = self.target.partition(":")
         found = getattr(import_module(module), attribute)
         if isinstance(found, typer.Typer):
-            command: Any = typer.main.get_group(found)
+            command: Any = typer.main.get_group(_quiet(found))
             command.help = self.help or self.summary
         else:
             single = typer.Typer(add_completion=False)
             settings = dict(self.context_settings) if self.context_settings else None
-            single.command(self.name, help=self.help, context_settings=settings)(found)
+            single.command(self.name, cls=QuietCommand, help=self.help, context_settings=settings)(found)
             command = typer.main.get_command(single)
         command.name = self.name
         return command
@@ -90,7 +129,7 @@ class LazyCommands(MutableMapping[str, Any]):
         return entry.stand_in() if entry is not None else None
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(QuietGroup):
     """A Typer group over a table of commands; subclasses set ``entries``."""
 
     entries: ClassVar[tuple[Lazy, ...]] = ()
@@ -123,4 +162,4 @@ class LazyGroup(TyperGroup):
             self._listing = False
 
 
-__all__ = ["Lazy", "LazyCommands", "LazyGroup"]
+__all__ = ["Lazy", "LazyCommands", "LazyGroup", "QuietCommand", "QuietGroup"]

@@ -48,3 +48,36 @@ def test_commands_that_print_results_offer_json() -> None:
     for path in ("run", "episodes", "show", "doctor", "export", "report", "tasks check"):
         opts = {opt for param in by_path[f"mobile-agent {path}"].params for opt in param.opts}
         assert "--json" in opts, path
+
+
+def test_minus_v_prints_the_version_like_dash_dash_version() -> None:
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    short, long = runner.invoke(app, ["-V"]), runner.invoke(app, ["--version"])
+    assert short.exit_code == 0 and short.output.startswith("mobile-agent ")
+    assert short.output == long.output
+
+
+def test_no_help_page_shows_a_metavar_beside_a_flag() -> None:
+    """typer 0.29 prints `<bool>` beside every flag (`--help <bool>`); each command's help is rendered as a user
+    sees it, and flags (which take no value) show none, while options that take one keep theirs."""
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    root = typer.main.get_command(app)
+    pages = 0
+    for path, command in _commands(root):
+        args = path.split()[1:]
+        page = runner.invoke(app, [*args, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+        assert page.exit_code == 0, (path, page.output)
+        assert "<bool>" not in page.output, (path, page.output)
+        assert "--help" in page.output
+        pages += 1
+        flags = [p for p in command.params if getattr(p, "is_flag", False)]
+        valued = [
+            p for p in command.params if p.param_type_name == "option" and not getattr(p, "is_flag", False)
+        ]
+        if flags or valued:
+            assert any(("<" in line) for line in page.output.splitlines()) == bool(valued), path
+    assert pages > 30
