@@ -30,6 +30,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     case,
+    insert,
     or_,
     select,
     update,
@@ -171,32 +172,36 @@ def parse_requires_key(key: str) -> frozenset[str]:
 
 # -------------------------------------------------------------------------------------------------- the queue
 def enqueue_tasks(store: TrajectoryStore, run_id: str, tasks: Sequence[NewTask]) -> int:
-    """Add tasks to a run; a seq already present is skipped, so enqueuing the same file twice adds nothing."""
-    with store.write_session() as session:
-        present = set(session.scalars(select(QueueTaskRow.seq).where(QueueTaskRow.run_id == run_id)))
-        added = 0
+    """Add tasks to a run; a seq already present is skipped, so enqueuing the same file twice adds nothing.
+
+    One Core executemany (no ORM objects, no RETURNING): 10,000 rows took 3.7 s on PostgreSQL through the ORM's
+    multi-row VALUES statements, ~1 s this way (bench/task_files.py)."""
+    with store.write_connection() as conn:
+        present = set(conn.scalars(select(QueueTaskRow.seq).where(QueueTaskRow.run_id == run_id)))
+        rows = []
         for item in tasks:
             if item.seq in present:
                 continue
-            session.add(
-                QueueTaskRow(
-                    run_id=run_id,
-                    seq=item.seq,
-                    label=item.label,
-                    task=item.task,
-                    app=item.app,
-                    spec=json_safe(item.spec),
-                    priority=item.priority,
-                    requires_key=requires_key(item.requires),
-                    state=TaskState.PENDING.value,
-                    attempts=0,
-                    device_failures=0,
-                    endpoint_failures=0,
-                )
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "seq": item.seq,
+                    "label": item.label,
+                    "task": item.task,
+                    "app": item.app,
+                    "spec": json_safe(item.spec),
+                    "priority": item.priority,
+                    "requires_key": requires_key(item.requires),
+                    "state": TaskState.PENDING.value,
+                    "attempts": 0,
+                    "device_failures": 0,
+                    "endpoint_failures": 0,
+                }
             )
             present.add(item.seq)
-            added += 1
-    return added
+        if rows:
+            conn.execute(insert(QueueTaskRow.__table__), rows)
+    return len(rows)
 
 
 def claim_task(
