@@ -13,6 +13,7 @@ from rich.table import Table
 from mobile_agent.apps.registry import APPS_DIR_ENV, AppRegistry, PopupMatch, load_registry
 from mobile_agent.apps.schema import CATEGORIES, AppManifest
 from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
+from mobile_agent.cli.completion import complete_serial
 from mobile_agent.cli.popup_rules import (
     POPUP_CATEGORIES_HELP,
     POPUP_RULES_HELP,
@@ -121,6 +122,7 @@ def verify_command(
         None,
         "--device",
         "-d",
+        autocompletion=complete_serial,
         help="Serial of the phone to check (without it: only which packages no source confirms).",
     ),
     adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),

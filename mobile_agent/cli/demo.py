@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from mobile_agent.agent.config import EpisodeResult, StepEvent
 from mobile_agent.agent.runtime import run_task
+from mobile_agent.cli.completion import complete_family
 from mobile_agent.cli.terminal import console, print_outcome, print_step
 from mobile_agent.gate.policy import PolicyAction, PolicyRule, SafetyPolicy
 from mobile_agent.model.families import DEFAULT_FAMILY
@@ -77,7 +78,12 @@ def run_demo(
 
 def demo_command(
     scenario: str = typer.Option(DEMO_SCENARIO, "--scenario", help="Simulated scenario to run."),
-    family: str = typer.Option(DEFAULT_FAMILY, "--family", help="Model family the simulated model speaks."),
+    family: str = typer.Option(
+        DEFAULT_FAMILY,
+        "--family",
+        autocompletion=complete_family,
+        help="Model family the simulated model speaks.",
+    ),
     db: str | None = typer.Option(
         None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
     ),

@@ -10,6 +10,7 @@ from PIL import Image
 from rich.console import Console
 from rich.markup import escape
 
+from mobile_agent.cli.completion import complete_family, complete_serial
 from mobile_agent.errors import MobileAgentError, ParseError
 
 console = Console()
@@ -54,6 +55,7 @@ def doctor_command(
         None,
         "--device",
         "-d",
+        autocompletion=complete_serial,
         help="Phone serial to check (default: ANDROID_SERIAL, else every attached phone).",
     ),
     adb: str | None = typer.Option(None, "--adb", help="adb server HOST:PORT (default: the configured one)."),
@@ -63,7 +65,9 @@ def doctor_command(
     model: str | None = typer.Option(
         None, "--model", help="Model name it should serve (default: ui-venus-2)."
     ),
-    family: str | None = typer.Option(None, "--family", help="Output format family (default: ui-venus-2)."),
+    family: str | None = typer.Option(
+        None, "--family", autocompletion=complete_family, help="Output format family (default: ui-venus-2)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the checks as one JSON object."),
 ) -> None:
     """Check the set-up step by step and say how to fix each failure."""

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mobile_agent.cli.completion import complete_episode, complete_run
 from mobile_agent.cli.terminal import shown
 from mobile_agent.errors import UserError
 
@@ -47,7 +48,10 @@ def print_json(data: Any) -> None:
 def episodes_command(
     limit: int = typer.Option(20, "--limit", "-n", min=1, help="Show at most this many, newest first."),
     run_id: str | None = typer.Option(
-        None, "--run", help="Only the episodes of this run (id or unique prefix)."
+        None,
+        "--run",
+        autocompletion=complete_run,
+        help="Only the episodes of this run (id or unique prefix).",
     ),
     db: str | None = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
@@ -77,7 +81,9 @@ def episodes_command(
 
 
 def show_command(
-    episode: str = typer.Argument(..., help="Episode id (a unique prefix is enough)."),
+    episode: str = typer.Argument(
+        ..., autocompletion=complete_episode, help="Episode id (a unique prefix is enough)."
+    ),
     db: str | None = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB", help=DB_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:

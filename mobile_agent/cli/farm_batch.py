@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.markup import escape
 
+from mobile_agent.cli.completion import complete_family, complete_run
 from mobile_agent.cli.farm_options import (
     AdbOpt,
     DbOpt,
@@ -51,7 +52,13 @@ BaseUrlOpt = typer.Option(
     [], "--base-url", envvar="MOBILE_AGENT_BASE_URL", help="OpenAI-compatible endpoint(s) (repeatable)."
 )
 ModelOpt = typer.Option(None, "--model", envvar="MOBILE_AGENT_MODEL", help="Served model name.")
-FamilyOpt = typer.Option(None, "--family", envvar="MOBILE_AGENT_FAMILY", help="Output format family.")
+FamilyOpt = typer.Option(
+    None,
+    "--family",
+    envvar="MOBILE_AGENT_FAMILY",
+    autocompletion=complete_family,
+    help="Output format family.",
+)
 MaxInFlightOpt = typer.Option(None, "--max-in-flight", min=1, help="Model requests in flight, total.")
 EndpointMaxInFlightOpt = typer.Option(
     None, "--endpoint-max-in-flight", min=1, help="Model requests in flight per endpoint (default 4)."
@@ -363,7 +370,9 @@ def submit_command(
     model: str | None = typer.Option(
         None, "--model", help="Model name workers use unless they say otherwise."
     ),
-    family: str | None = typer.Option(None, "--family", help="Family workers use unless they say otherwise."),
+    family: str | None = typer.Option(
+        None, "--family", autocompletion=complete_family, help="Family workers use unless they say otherwise."
+    ),
     policy: list[str] = PolicyOpt,
     allow: list[str] = AllowOpt,
     deny: list[str] = DenyOpt,
@@ -395,7 +404,12 @@ def worker_command(
     db: str | None = DbOpt,
     devices: Path | None = DevicesOpt,
     adb: str | None = AdbOpt,
-    run: list[str] = typer.Option([], "--run", help="Only these runs (repeatable; default: every open run)."),
+    run: list[str] = typer.Option(
+        [],
+        "--run",
+        autocompletion=complete_run,
+        help="Only these runs (repeatable; default: every open run).",
+    ),
     base_url: list[str] = BaseUrlOpt,
     model: str | None = ModelOpt,
     family: str | None = FamilyOpt,

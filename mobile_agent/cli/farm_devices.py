@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from mobile_agent.cli.completion import complete_serial
 from mobile_agent.cli.farm_options import (
     AdbOpt,
     DbOpt,
@@ -114,7 +115,9 @@ def devices_check(
     ),
     min_battery: int = typer.Option(20, "--min-battery", min=0, max=100, help="Lowest acceptable battery %."),
     min_free_mb: int = typer.Option(500, "--min-free-mb", min=0, help="Least free storage on /data, MiB."),
-    serial: list[str] = typer.Option([], "--device", "-d", help="Only these serials (repeatable)."),
+    serial: list[str] = typer.Option(
+        [], "--device", "-d", autocompletion=complete_serial, help="Only these serials (repeatable)."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """Health checks: screen on and unlocked, battery, free storage, u2 server starts, text input works."""

@@ -6,6 +6,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from mobile_agent.cli.completion import complete_run
 from mobile_agent.cli.farm_options import DbOpt, JsonOpt, console, print_json
 from mobile_agent.cli.farm_progress import render_summary
 
@@ -63,7 +64,9 @@ def runs_list(
 
 @runs_app.command("show")
 def runs_show(
-    run_id: str = typer.Argument(..., help="Run id (a unique prefix is enough)."),
+    run_id: str = typer.Argument(
+        ..., autocompletion=complete_run, help="Run id (a unique prefix is enough)."
+    ),
     db: str | None = DbOpt,
     tasks: bool = typer.Option(False, "--tasks", help="Also list every task."),
     as_json: bool = JsonOpt,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from mobile_agent.cli.completion import complete_episode, complete_run
 from mobile_agent.cli.farm_options import DbOpt, JsonOpt, console, print_json
 from mobile_agent.cli.terminal import shown
 
@@ -30,7 +31,9 @@ def _age(seconds: float) -> str:
 def inbox_command(
     ctx: typer.Context,
     db: str | None = DbOpt,
-    run: list[str] = typer.Option([], "--run", help="Only these runs (repeatable)."),
+    run: list[str] = typer.Option(
+        [], "--run", autocompletion=complete_run, help="Only these runs (repeatable)."
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     """List every episode waiting for a person: phone, app, question, proposed action, screenshot, age."""
@@ -68,7 +71,9 @@ def inbox_command(
 
 @inbox_app.command("answer")
 def answer_command(
-    episodes: list[str] = typer.Argument(..., help="Episodes to answer (unique id prefixes are enough)."),
+    episodes: list[str] = typer.Argument(
+        ..., autocompletion=complete_episode, help="Episodes to answer (unique id prefixes are enough)."
+    ),
     reply: str = typer.Option(..., "--reply", "-r", help="yes or no for a confirmation, or any text."),
     db: str | None = DbOpt,
     as_json: bool = JsonOpt,

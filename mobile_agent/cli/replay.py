@@ -14,6 +14,7 @@ import typer
 from rich.markup import escape
 
 from mobile_agent.actions import Outcome
+from mobile_agent.cli.completion import complete_episode, complete_run, complete_serial
 from mobile_agent.cli.farm_options import console, print_json
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
 from mobile_agent.cli.terminal import TerminalUser
@@ -36,16 +37,25 @@ RESET_HELP = (
 
 def replay_command(
     episodes: list[str] | None = typer.Argument(
-        None, help="Episode(s) to replay (id or unique prefix); several make a suite."
+        None,
+        autocompletion=complete_episode,
+        help="Episode(s) to replay (id or unique prefix); several make a suite.",
     ),
     run: str | None = typer.Option(
-        None, "--run", help="Replay every ended episode of this run as a suite (a regression test)."
+        None,
+        "--run",
+        autocompletion=complete_run,
+        help="Replay every ended episode of this run as a suite (a regression test).",
     ),
     episodes_file: Path | None = typer.Option(
         None, "--episodes", help="Replay the episodes listed in this file (one id a line) as a suite."
     ),
     device: str | None = typer.Option(
-        None, "--device", "-d", help="Target phone serial (default: the only one; a suite: every phone)."
+        None,
+        "--device",
+        "-d",
+        autocompletion=complete_serial,
+        help="Target phone serial (default: the only one; a suite: every phone).",
     ),
     devices: Path | None = typer.Option(
         None, "--devices", envvar="MOBILE_AGENT_DEVICES", help="A suite's phones: an inventory file."

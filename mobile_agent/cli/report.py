@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mobile_agent.cli.completion import complete_episode, complete_family, complete_run
 from mobile_agent.cli.terminal import shown
 from mobile_agent.errors import UserError
 
@@ -29,8 +30,12 @@ def _pct(value: float | None) -> str:
 
 # ----- report --------------------------------------------------------------------------------------------------
 def report_command(
-    episode: str | None = typer.Argument(None, help="Episode to report (id or unique prefix)."),
-    run: str | None = typer.Option(None, "--run", help="Report a whole run instead of one episode."),
+    episode: str | None = typer.Argument(
+        None, autocompletion=complete_episode, help="Episode to report (id or unique prefix)."
+    ),
+    run: str | None = typer.Option(
+        None, "--run", autocompletion=complete_run, help="Report a whole run instead of one episode."
+    ),
     output: str | None = typer.Option(
         None,
         "--output",
@@ -138,11 +143,17 @@ def _report_progress(*, enabled: bool) -> Iterator[Callable[[int, int], None] | 
 
 # ----- export --------------------------------------------------------------------------------------------------
 def export_command(
-    episodes: list[str] = typer.Argument(None, help="Episodes to export (ids or unique prefixes)."),
-    run: str | None = typer.Option(None, "--run", help="Export every episode of a run."),
+    episodes: list[str] = typer.Argument(
+        None, autocompletion=complete_episode, help="Episodes to export (ids or unique prefixes)."
+    ),
+    run: str | None = typer.Option(
+        None, "--run", autocompletion=complete_run, help="Export every episode of a run."
+    ),
     fmt: str = typer.Option(..., "--format", "-f", help="sharegpt (LLaMA-Factory) or swift (ms-swift)."),
     output: str = typer.Option("export", "--output", "-o", help="Folder to write the dataset into."),
-    family: str | None = typer.Option(None, "--family", help="Write actions in this family's syntax."),
+    family: str | None = typer.Option(
+        None, "--family", autocompletion=complete_family, help="Write actions in this family's syntax."
+    ),
     only_complete: bool = typer.Option(False, "--only-complete", help="Only episodes verified complete."),
     only_correct_steps: bool = typer.Option(
         False, "--only-correct-steps", help="Only steps labelled correct."
@@ -224,9 +235,15 @@ def export_command(
 
 # ----- eval-offline --------------------------------------------------------------------------------------------
 def eval_offline_command(
-    episodes: list[str] = typer.Argument(None, help="Episodes to evaluate on (ids or unique prefixes)."),
-    run: str | None = typer.Option(None, "--run", help="Evaluate on every episode of a run."),
-    family: str = typer.Option(..., "--family", help="Output format family of the evaluated model."),
+    episodes: list[str] = typer.Argument(
+        None, autocompletion=complete_episode, help="Episodes to evaluate on (ids or unique prefixes)."
+    ),
+    run: str | None = typer.Option(
+        None, "--run", autocompletion=complete_run, help="Evaluate on every episode of a run."
+    ),
+    family: str = typer.Option(
+        ..., "--family", autocompletion=complete_family, help="Output format family of the evaluated model."
+    ),
     base_url: list[str] = typer.Option(..., "--base-url", help="OpenAI-compatible endpoint(s) of the model."),
     model: str | None = typer.Option(None, "--model", help="Served model name (default: the first listed)."),
     tap_distance: float = typer.Option(

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mobile_agent.cli.completion import complete_family, complete_serial
 from mobile_agent.cli.gc_hold import CollectorHold
 from mobile_agent.cli.popup_rules import POPUP_CATEGORIES_HELP, POPUP_RULES_HELP, use_popup_rules
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
@@ -41,7 +42,11 @@ def critic_from_options(url: str | None, model: str | None, reasks: int, fail_cl
 def run_command(
     task: str = typer.Argument(..., help="What the agent should do, in plain words."),
     device: str | None = typer.Option(
-        None, "--device", "-d", help="Phone serial (default: ANDROID_SERIAL, else the only attached phone)."
+        None,
+        "--device",
+        "-d",
+        autocompletion=complete_serial,
+        help="Phone serial (default: ANDROID_SERIAL, else the only attached phone).",
     ),
     adb: str | None = typer.Option(
         None, "--adb", help="adb server HOST:PORT (default: MOBILE_AGENT_ADB, ADB_SERVER_SOCKET, ...)."
@@ -50,7 +55,9 @@ def run_command(
         [], "--base-url", help="OpenAI-compatible endpoint(s) (default: http://127.0.0.1:8000/v1)."
     ),
     model: str | None = typer.Option(None, "--model", help="Model name served there (default: ui-venus-2)."),
-    family: str | None = typer.Option(None, "--family", help="Output format family (default: ui-venus-2)."),
+    family: str | None = typer.Option(
+        None, "--family", autocompletion=complete_family, help="Output format family (default: ui-venus-2)."
+    ),
     max_steps: int = typer.Option(50, "--max-steps", min=1, help="Stop after this many steps."),
     timeout: float = typer.Option(900.0, "--timeout", min=1, help="Episode timeout in seconds."),
     step_timeout: float = typer.Option(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mobile_agent.cli.completion import complete_episode, complete_serial
 from mobile_agent.cli.terminal import TerminalUser, console, interruption_said, printable, shown
 
 if TYPE_CHECKING:
@@ -45,7 +46,9 @@ def _print_step(event: StepEvent) -> None:
 
 
 def resume_command(
-    episode: str = typer.Argument(..., help="The paused episode (a unique id prefix is enough)."),
+    episode: str = typer.Argument(
+        ..., autocompletion=complete_episode, help="The paused episode (a unique id prefix is enough)."
+    ),
     reply: str | None = typer.Option(
         None,
         "--reply",
@@ -56,7 +59,11 @@ def resume_command(
         None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store."
     ),
     device: str | None = typer.Option(
-        None, "--device", "-d", help="Phone serial (default: the one it ran on)."
+        None,
+        "--device",
+        "-d",
+        autocompletion=complete_serial,
+        help="Phone serial (default: the one it ran on).",
     ),
     adb: str | None = typer.Option(None, "--adb", envvar="MOBILE_AGENT_ADB", help="adb server HOST:PORT."),
     base_url: list[str] | None = typer.Option(

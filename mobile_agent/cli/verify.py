@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mobile_agent.cli.completion import complete_episode, complete_run
 from mobile_agent.errors import UserError
 from mobile_agent.model.client import ModelClient
 from mobile_agent.store.store import TrajectoryStore
@@ -50,8 +51,12 @@ def build_judges(urls: list[str], models: list[str], *, api_key: str | None, tim
 
 
 def verify_command(
-    episode: str | None = typer.Argument(None, help="Episode id (or a unique prefix)."),
-    run: str | None = typer.Option(None, "--run", help="Verify every episode of this run."),
+    episode: str | None = typer.Argument(
+        None, autocompletion=complete_episode, help="Episode id (or a unique prefix)."
+    ),
+    run: str | None = typer.Option(
+        None, "--run", autocompletion=complete_run, help="Verify every episode of this run."
+    ),
     judge: list[str] = typer.Option(
         [], "--judge", help="Base URL of an OpenAI-compatible vision model to judge with (repeat for a vote)."
     ),
