@@ -19,6 +19,7 @@ from mobile_agent.store.pauses import open_pause
 from mobile_agent.store.store import TrajectoryStore
 
 WIDTHS = (160, 240, 360, 540, 1080)
+MAX_STEP_INDEX = 2**31 - 1  # the largest index an INTEGER column holds on every store
 
 
 class Shots:
@@ -52,6 +53,8 @@ class Shots:
 
     async def step(self, request: Request) -> Response:
         episode_id, index = request.path_params["episode_id"], request.path_params["index"]
+        if index > MAX_STEP_INDEX:  # no episode has that step; a database would refuse the number itself
+            return _jpeg(None)
         width = self._width(request)
 
         def make() -> bytes | None:

@@ -25,6 +25,7 @@ from mobile_agent.store.records import StepInfo
 from mobile_agent.store.store import TrajectoryStore
 
 TEMPLATES = Path(__file__).parent / "templates"
+MAX_PAGE = 1_000_000  # a page past the last shows the last; a number no OFFSET can hold is read as this
 
 
 def environment() -> jinja2.Environment:
@@ -107,7 +108,7 @@ class Pages:
 
     def _number(self, request: Request, name: str = "page") -> int:
         try:
-            return max(1, int(request.query_params.get(name, "1")))
+            return min(MAX_PAGE, max(1, int(request.query_params.get(name, "1"))))
         except ValueError:
             return 1
 

@@ -12,7 +12,7 @@ import hmac
 import os
 import secrets
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from mobile_agent.errors import UserError
 
@@ -87,7 +87,7 @@ class TokenGate:
                 await _plain(send, 403, "forbidden: that is not this console's token")
                 return
             rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
-            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            location = local_path(scope.get("path", "/")) + (f"?{rest}" if rest else "")
             await send(
                 {
                     "type": "http.response.start",
@@ -115,6 +115,12 @@ class TokenGate:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def local_path(path: str) -> str:
+    """``path`` as a redirect that stays on this console: one leading slash (``//host/x`` and ``/\\host`` would name
+    another site), backslashes as ``/`` (browsers read them so), everything else percent-encoded."""
+    return "/" + quote(path.replace("\\", "/").lstrip("/"), safe="/:@!$&'()*+,;=-._~")
 
 
 def _cookie(scope, name: str) -> str | None:
@@ -148,4 +154,4 @@ def same_origin(headers, host: str) -> bool:
     return rest.split("/", 1)[0] == host
 
 
-__all__ = ["COOKIE", "TokenGate", "csrf_token", "load_token", "new_token", "same_origin"]
+__all__ = ["COOKIE", "TokenGate", "csrf_token", "load_token", "local_path", "new_token", "same_origin"]
