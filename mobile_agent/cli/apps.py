@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -14,6 +13,7 @@ from mobile_agent.apps.registry import APPS_DIR_ENV, AppRegistry, PopupMatch, lo
 from mobile_agent.apps.schema import CATEGORIES, AppManifest
 from mobile_agent.apps.verify import adb_shell, record_verifications, verify_phone
 from mobile_agent.cli.completion import complete_serial
+from mobile_agent.cli.output import output_console
 from mobile_agent.cli.popup_rules import (
     POPUP_CATEGORIES_HELP,
     POPUP_RULES_HELP,
@@ -24,7 +24,7 @@ from mobile_agent.cli.popup_rules import (
 from mobile_agent.errors import UserError
 from mobile_agent.screen.viewtree import ViewTree
 
-console = Console()
+console = output_console()
 
 apps_app = typer.Typer(
     help="App manifests: list, show, verify on a phone, try popup rules on a dump.", no_args_is_help=True

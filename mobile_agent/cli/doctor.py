@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import typer
 from PIL import Image
-from rich.console import Console
 from rich.markup import escape
 
 from mobile_agent.cli.completion import complete_family, complete_serial
+from mobile_agent.cli.output import output_console
 from mobile_agent.errors import MobileAgentError, ParseError
 
-console = Console()
+console = output_console()
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from mobile_agent.cli.completion import complete_episode, complete_run
+from mobile_agent.cli.output import output_console
 from mobile_agent.cli.terminal import shown
 from mobile_agent.errors import UserError
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from mobile_agent.store.records import EpisodeInfo
     from mobile_agent.store.store import TrajectoryStore
 
-console = Console()
+console = output_console()
 DB_HELP = "SQLAlchemy URL of the store (default: MOBILE_AGENT_DB, the config file, else ./replays)."
 JSON_HELP = "Print JSON for scripts instead of a table."
 

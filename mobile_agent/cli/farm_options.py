@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
-console = Console()
+from mobile_agent.cli.output import output_console
+
+console = output_console()
 
 DEVICES_FILE = "devices.yaml"
 

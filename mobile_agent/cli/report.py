@@ -16,10 +16,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from mobile_agent.cli.completion import complete_episode, complete_family, complete_run
+from mobile_agent.cli.output import output_console
 from mobile_agent.cli.terminal import shown
 from mobile_agent.errors import UserError
 
-console = Console()
+console = output_console()
 
 DB_OPTION = typer.Option(None, "--db", envvar="MOBILE_AGENT_DB", help="SQLAlchemy URL of the store.")
 

@@ -24,9 +24,9 @@ class _Console:
 
     @cached_property
     def _rich(self) -> Console:
-        from rich.console import Console
+        from mobile_agent.cli.output import output_console
 
-        return Console()
+        return output_console()
 
     def print(self, *objects: Any, **options: Any) -> None:
         self._rich.print(*objects, **options)

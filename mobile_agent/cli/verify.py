@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from mobile_agent.cli.completion import complete_episode, complete_run
+from mobile_agent.cli.output import output_console
 from mobile_agent.errors import UserError
 from mobile_agent.model.client import ModelClient
 from mobile_agent.store.store import TrajectoryStore
@@ -21,7 +21,7 @@ from mobile_agent.verify.judges import Judge
 from mobile_agent.verify.service import episodes_of, step_labels, verify_episode
 from mobile_agent.verify.verdict import FinalVerdict, summarize
 
-console = Console()
+console = output_console()
 
 COLOURS = {"complete": "green", "partial": "yellow", "infeasible": "cyan", "failed": "red"}
 
