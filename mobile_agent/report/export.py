@@ -217,6 +217,11 @@ def _geometry(step: StepInfo, picture: _Picture) -> Geometry:
     return Geometry(device=step.screen or picture.size, image=picture.size)
 
 
+# UI-Venus-2's reference prompt sends the history turns beyond its screenshot budget as empty user turns; in a
+# training record such a turn says what it stands for (UI-TARS' own prompt writes the same words there).
+OMITTED_SCREENSHOT = "(screenshot omitted)"
+
+
 def literal_text(text: str) -> str:
     """Text with any literal ``<image>`` defused: the toolkits count placeholders and match them to images."""
     return text.replace(IMAGE_TOKEN, "[image]")
@@ -290,6 +295,9 @@ class _EpisodeExporter:
             self.episode.task, list(history), shown, options=self.options.prompt
         )
         flat, images = flatten_messages(messages, pictures)
+        for message in flat:
+            if message["role"] == "user" and not message["content"].strip():
+                message["content"] = OMITTED_SCREENSHOT  # a history turn the family sent without its picture
         if flat and flat[-1]["role"] == "assistant":
             flat[-1]["content"] += "\n" + answer
         else:
