@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from mobile_agent.actions import Action, ActionKind
+from mobile_agent.apps import global_guard
 from mobile_agent.apps.gkd_rules import LONG_PRESS_MS, LONG_PRESSES, GkdPoint, GkdRule, Versions
 from mobile_agent.apps.query.evaluate import find_target
 from mobile_agent.apps.query.needs import Need, ScreenWords, one_of, pattern_need, selector_needs
@@ -170,6 +171,9 @@ def try_rule(rule: PopupRule, tree: ViewTree, facts: ScreenFacts) -> RuleOutcome
     if gkd is not None and gkd.exclude_all and all(find_target(tree, t) is not None for t in gkd.exclude_all):
         return miss("every excludeAllMatches selector matched")
     if gkd is not None:
+        guarded = global_guard.refuses(gkd, target, tree)  # a global rule's author never saw this app
+        if guarded is not None:
+            return miss(guarded)
         return _gkd_action(gkd, target, tree, facts)
     if rule.dismiss.press == "back":
         return RuleOutcome(rule, target, Action.press("back"), "matched; press back")
