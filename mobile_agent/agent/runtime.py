@@ -88,9 +88,11 @@ def run_task(
     settings = load_settings(device=device, adb=adb, base_url=urls, model=model, family=family, db=db)
     adb, apps_dir = settings.adb, apps_dir or settings.apps_dir
     adapter = get_family(settings.family)
-    serial = choose_serial(settings.device, adb)
-    if client is None:
+    if (
+        client is None
+    ):  # first: a malformed base URL is the caller's mistake, said before any phone is looked for
         client = ModelClient(settings.base_url, settings.model)
+    serial = choose_serial(settings.device, adb)
     own_store = store is None
     store = store or TrajectoryStore.open(settings.db, root=Path(data_dir) if data_dir else None)
     try:

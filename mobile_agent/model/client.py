@@ -33,9 +33,9 @@ from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from mobile_agent.errors import ModelError, ModelUnavailable, UserError
+from mobile_agent.model.base_url import check_base_url
 from mobile_agent.model.images import request_body
 from mobile_agent.model.transport import (
     MAX_ERROR_BYTES,
@@ -202,20 +202,8 @@ class ModelClient:
         self._slots: list[_Slot] = []
         for item in endpoints:
             endpoint = item if isinstance(item, Endpoint) else Endpoint(str(item))
+            check_base_url(endpoint.base_url)
             secrets_in_url(endpoint.base_url)
-            parts = urlsplit(endpoint.base_url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise UserError(
-                    f"model endpoint {redact_url(endpoint.base_url)!r} is not an http(s) URL",
-                    hint="use a base URL such as http://127.0.0.1:8000/v1",
-                )
-            try:
-                parts.port  # noqa: B018 - a bad port is a user error up front
-            except ValueError as exc:
-                raise UserError(
-                    f"model endpoint {redact_url(endpoint.base_url)!r} is not a valid URL ({exc})",
-                    hint="use a base URL such as http://127.0.0.1:8000/v1",
-                ) from None
             capacity = endpoint.max_in_flight or max_in_flight
             self._slots.append(_Slot(endpoint, capacity, ChatTransport(endpoint.base_url, key)))
 

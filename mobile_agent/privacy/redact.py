@@ -19,7 +19,7 @@ import logging
 import re
 import threading
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, quote, quote_plus, urlencode, urlsplit
 
 MASK = "***"
 
@@ -45,6 +45,12 @@ _NAMED_VALUE = re.compile(
     r"(?i)\b([a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|sig|signature))(=)(" + _VALUE + ")"
 )
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s\"'<>]+")
+# What a hint or an example writes where the value goes (``key=value``, ``api_key=YOUR_KEY``, ``token=$TOKEN``,
+# ``password=...``): kept, so that the help in an error message survives; a real secret is none of these.
+_PLACEHOLDER_VALUE = re.compile(
+    r"(?i)(?:(?:your|my|the)[_-]?)?(?:api[_-]?)?(?:key|token|secret|password|value|name|word|kind|action)s?"
+    r"|\.\.\.|…|\*+|x+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"
+)
 
 # Secrets shorter than this are not searched for in free text: "EMPTY" or "x" would mask ordinary words.
 _MIN_KNOWN = 6
@@ -133,12 +139,27 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
-    if any(_is_secret_query_name(k) for k, _ in query):
+    secret_query = any(_is_secret_query_name(k) for k, _ in query)
+    if netloc == parts.netloc and not secret_query:
+        return _redact_known(url)  # as written: urlunsplit drops the empty host of sqlite:////abs/path
+    new_query = parts.query
+    if secret_query:
         masked = [(k, MASK if _is_secret_query_name(k) else v) for k, v in query]
         new_query = urlencode(masked, safe="*")
-    else:
-        new_query = parts.query
-    return _redact_known(urlunsplit(parts._replace(netloc=netloc, query=new_query)))
+    return _redact_known(_unsplit(url, parts._replace(netloc=netloc, query=new_query)))
+
+
+def _unsplit(original: str, parts: SplitResult) -> str:
+    """``parts`` as a URL with ``original``'s scheme spelling and its ``//`` kept even around an empty host."""
+    scheme = original[: len(parts.scheme)]
+    rest = original[len(parts.scheme) + 1 :]
+    out = f"{scheme}://{parts.netloc}" if rest.startswith("//") else f"{scheme}:{parts.netloc}"
+    out += parts.path
+    if parts.query:
+        out += f"?{parts.query}"
+    if parts.fragment:
+        out += f"#{parts.fragment}"
+    return out
 
 
 def _redact_known(text: str) -> str:
@@ -155,7 +176,14 @@ def redact_text(text: str) -> str:
         text = _URL.sub(lambda m: redact_url(m.group(0)), text)
     text = _AUTH_HEADER.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
     text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
-    return _NAMED_VALUE.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
+    return _NAMED_VALUE.sub(_mask_named, text)
+
+
+def _mask_named(match: re.Match[str]) -> str:
+    value = match.group(3)
+    if _PLACEHOLDER_VALUE.fullmatch(value) and value not in _known:
+        return match.group(0)
+    return match.group(1) + match.group(2) + MASK
 
 
 def scrub_secrets(value: Any) -> Any:

@@ -220,6 +220,12 @@ def load_scripts(paths: Path | str | Iterable[Path | str]) -> list[Script]:
         path = Path(item)
         if path.is_dir():
             files = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
+            if not files:  # a model that knows no task would answer nothing, forever
+                raise ConfigError(
+                    "the folder holds no *.yaml scripts",
+                    "pass a script file or a folder of them",
+                    path=str(path),
+                )
         elif path.exists():
             files = [path]
         else:
