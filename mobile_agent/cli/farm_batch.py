@@ -238,6 +238,9 @@ def _settings(overrides: _Overrides, stored: dict[str, Any]) -> dict[str, Any]:
         "apps_dir": configured.apps_dir,
     }
     out = {key: overrides.pick(stored, key, default) for key, default in defaults.items()}
+    from mobile_agent.model.families import get_family
+
+    get_family(out["family"])  # an unknown family: one line with the names, before any phone is touched
     if out["devices"] is not None:
         out["devices"] = str(Path(out["devices"]).resolve())
     return out
@@ -387,6 +390,10 @@ def submit_command(
     from mobile_agent.store.store import TrajectoryStore
 
     policy_from_options(policy, allow, deny)  # a bad word is a UserError before anything is stored
+    if family is not None:
+        from mobile_agent.model.families import get_family
+
+        get_family(family)  # so is a family no worker could use
     given = {"base_url": base_url, "model": model, "family": family, "policy": policy, "allow": allow}
     config = {k: v for k, v in {**given, "deny": deny}.items() if v}
     with TrajectoryStore.open(db) as store:
