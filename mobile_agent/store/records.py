@@ -28,6 +28,7 @@ class ActionSource(_TextEnum):
     RULE = "rule"
     HUMAN = "human"
     REPLAY = "replay"
+    MCP = "mcp"  # a calling agent's device tool (mobile_agent/mcp): the action came over the protocol
 
 
 class EpisodeStatus(_TextEnum):
@@ -104,6 +105,7 @@ class StepInfo(StepRecord):
     screenshot_sha256: str | None = None
     screenshot_bytes: int | None = None
     hierarchy_path: str | None = None
+    lease_epoch: int | None = None  # the writer's lease epoch (None: unfenced, or an older store)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ class EpisodeInfo:
     ended_at: datetime | None = None
     source_episode_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    lease_epoch: int = 1  # the fencing token: one more each time another process took the episode over
 
     @property
     def is_running(self) -> bool:
