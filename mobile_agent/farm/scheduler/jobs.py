@@ -13,9 +13,10 @@ from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.store import queue as q
 
 CONFIG_ERROR = "config"  # the task itself is wrong: a result for the task, never a failure of the phone
-# A replay that stopped where the phone differs from its recording (divergence) is a result too, not the phone's fault.
+# A replay that stopped where the phone differs from its recording (divergence) is a result too, not the phone's fault;
+# so is a task its caller stopped (``stopped``: the MCP server's stop_episode), which is not run again.
 MODEL_RESULT_ERRORS = frozenset(
-    {"parse", "invalid_action", "unknown_app", "model", "divergence", CONFIG_ERROR}
+    {"parse", "invalid_action", "unknown_app", "model", "divergence", "stopped", CONFIG_ERROR}
 )
 ENDPOINT_ERRORS = frozenset({"model_unavailable"})
 
