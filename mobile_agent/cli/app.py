@@ -99,6 +99,12 @@ class RootCommands(LazyGroup):
             help="Serve the web console (phones, runs, episodes, the inbox) on loopback.",
         ),
         Lazy(
+            "mcp",
+            "mobile_agent.cli.mcp_server:mcp_command",
+            "Serve the farm over MCP (stdio or HTTP): phones and tasks as tools, behind the gate and the recorder.",
+            help="Serve the farm over MCP (stdio or HTTP): phones and tasks as tools, behind the gate and the recorder.",
+        ),
+        Lazy(
             "verify",
             "mobile_agent.cli.verify:verify_command",
             "Verify episodes: complete, partial, infeasible or failed.",
