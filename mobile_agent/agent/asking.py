@@ -2,7 +2,8 @@
 
 The loop sends the request (:func:`send_question`) right after the frame arrives, then waits for the view tree and
 the foreground app that the phone reads meanwhile (the popup rules, the walls and the guards need them, the model
-does not), and only then reads the reply. When a popup rule or a wall acts on the frame
+does not), and only then reads the reply and parses it (:func:`parse_reply`, inside the step's deadline like every
+other wait of the step). When a popup rule or a wall acts on the frame
 instead, the question is discarded: its request is cut if it is still on its way, and the episode's next request
 tells the server that one reply went unused. On a real endpoint that costs the prompt of one request per popup; in
 exchange, the view-tree dump (0.5–2 s on many phones) no longer waits in front of every model call.
@@ -17,10 +18,10 @@ from mobile_agent.actions import Size
 from mobile_agent.agent.overrun import StepClock
 from mobile_agent.agent.step import StepDraft
 from mobile_agent.gate.guard import Decision, Verdict
-from mobile_agent.model.base import HistoryTurn, ModelFamily, PromptOptions
-from mobile_agent.model.client import ModelClient, PendingReply
+from mobile_agent.model.base import HistoryTurn, ModelFamily, Parsed, PromptOptions
+from mobile_agent.model.client import ModelClient, PendingReply, Reply
 from mobile_agent.model.images import Geometry, PreparedImage, prepare_image
-from mobile_agent.waits.deadlines import Deadline
+from mobile_agent.waits.deadlines import Abandoned, Deadline, call_within
 
 if TYPE_CHECKING:  # the critic's module (judges, verdicts) is only needed when a critic is given
     from mobile_agent.verify.labels import Critic
@@ -60,6 +61,23 @@ def send_question(
     return Question(pending, prepared, Geometry(device=size, image=prepared.size))
 
 
+def parse_reply(family: ModelFamily, reply: Reply, geometry: Geometry, deadline: Deadline) -> Parsed:
+    """The family's reading of ``reply`` (ParseError as the family raises it), or DeadlineExceeded when the parse
+    runs past the step's deadline: the step then ends like any other wait that overran it. An abandoned parse
+    finishes on its helper thread (the parsers are linear in the reply, which is capped) and its result is dropped.
+    """
+    if deadline.expired:
+        raise deadline.exceeded("parsing the model's reply")
+    try:
+        return call_within(
+            lambda: family.parse(reply.text, geometry, reasoning=reply.reasoning),
+            deadline.remaining(),
+            name="reply-parse",
+        )
+    except Abandoned:
+        raise deadline.exceeded(f"parsing the model's reply ({len(reply.text)} characters)") from None
+
+
 def critic_label(
     critic: Critic, task: str, history: list[HistoryTurn], draft: StepDraft, episode_id: str, clock: StepClock
 ) -> tuple[Any, Decision]:
@@ -80,4 +98,4 @@ def critic_label(
     return label, Decision("critic", verdict, f"{name}: {label.rationale}", kind=name)
 
 
-__all__ = ["Question", "critic_label", "send_question"]
+__all__ = ["Question", "critic_label", "parse_reply", "send_question"]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
 from mobile_agent.agent.acting import commit_step, error_outcome, finish_or_read, launch_package
-from mobile_agent.agent.asking import Question, critic_label, send_question
+from mobile_agent.agent.asking import Question, critic_label, parse_reply, send_question
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, StopFlag, UserChannel
 from mobile_agent.agent.loops import LoopDetector, LoopGuard
 from mobile_agent.agent.overrun import StepClock
@@ -342,7 +342,7 @@ class Agent:
         draft.reply = reply
         draft.timings["model"] = reply.latency_s * 1000
         try:
-            parsed = self.family.parse(reply.text, question.geometry, reasoning=reply.reasoning)
+            parsed = parse_reply(self.family, reply, question.geometry, self._clock.deadline)
         except ParseError as exc:
             self._unusable(draft, "parse", exc.message, f"your last reply could not be parsed: {exc.message}")
             return
