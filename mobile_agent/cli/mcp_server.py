@@ -7,7 +7,7 @@ Over stdio nothing but the protocol is written on stdout; over HTTP one line is 
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
 
@@ -50,10 +50,7 @@ def mcp_command(
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="run_task: steps per episode by default."),
 ) -> None:
     """Serve the farm over MCP: phones and tasks as tools, behind the safety gate and the recorder."""
-    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("mcp.server.mcpserver") is None:
-        raise UserError(
-            "`mobile-agent mcp` needs the MCP SDK (the mcp extra), which is not installed", EXTRA_HINT
-        )
+    _require_sdk()
     if transport not in ("stdio", "http"):
         raise UserError(f"unknown transport {transport!r}", "use --transport stdio or --transport http")
     from mobile_agent.cli.safety import policy_from_options
@@ -93,6 +90,16 @@ def mcp_command(
             anyio.run(server.run_stdio_async)
             return
         _serve_http(server, sock, token or "", host)
+
+
+def _require_sdk() -> None:
+    """UserError (exit 2, one line and the install hint) when the SDK is missing or too old for MCPServer."""
+    try:
+        importlib.import_module("mcp.server.mcpserver")
+    except ImportError as exc:
+        raise UserError(
+            f"`mobile-agent mcp` needs the MCP SDK, mcp>=2.3 (the mcp extra): {exc}", EXTRA_HINT
+        ) from None
 
 
 def _serve_http(server, sock, token: str, host: str) -> None:

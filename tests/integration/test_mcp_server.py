@@ -274,7 +274,7 @@ def test_http_needs_the_token_and_runs_a_task(http_server) -> None:
                 phones = json.loads(text_of(await session.call_tool("list_phones", {})))["phones"]
                 assert phones[0]["serial"] == farm.serials[0]
                 started = await session.call_tool(
-                    "run_task", {"task": "mcp drill", "check": {"screen": {"not_text": "no such text"}}}
+                    "run_task", {"task": "mcp drill", "check": {"screen_text": ["支付宝"]}}
                 )
                 assert not started.is_error, text_of(started)
                 first = json.loads(text_of(started))
@@ -284,17 +284,33 @@ def test_http_needs_the_token_and_runs_a_task(http_server) -> None:
                     view = json.loads(
                         text_of(await session.call_tool("episode", {"episode_id": first["episode_id"]}))
                     )
-                    if (
-                        view["status"] == "ended"
-                        and view["verdict"] is not None
-                        or time.monotonic() > deadline
-                    ):
-                        return view
+                    if view["status"] == "ended" and view["verdict"] is not None:
+                        break
+                    assert time.monotonic() < deadline, view
                     await anyio.sleep(0.3)
+                progress: list[str] = []
 
-    view = anyio.run(scenario)
-    assert view["outcome"] == "finished" and view["source"] is None
+                async def on_progress(done, total, message) -> None:
+                    progress.append(message or "")
+
+                waited = await session.call_tool(
+                    "run_task", {"task": "mcp drill", "wait": True}, progress_callback=on_progress
+                )
+                assert not waited.is_error, text_of(waited)
+                recent = await session.read_resource("mobile-agent://episodes")
+                report = await session.read_resource(f"mobile-agent://episodes/{first['episode_id']}")
+                return view, json.loads(text_of(waited)), progress, recent, report
+
+    view, waited, progress, recent, report = anyio.run(scenario)
+    assert view["outcome"] == "finished" and [s["source"] for s in view["trajectory"]] == ["model"]
     assert view["verdict"]["verdict"] == "complete"
+    assert waited["outcome"] == "finished" and waited["episode_id"] != view["episode_id"]
+    assert progress[0] == f"episode {waited['episode_id']} started" and progress[1].startswith(
+        "step 1: finish"
+    )
+    listed = json.loads(recent.contents[0].text)
+    assert {e["episode_id"] for e in listed} >= {view["episode_id"], waited["episode_id"]}
+    assert json.loads(report.contents[0].text)["verdict"]["verdict"] == "complete"
 
 
 def test_without_elicitation_the_question_waits_in_the_inbox(http_server) -> None:
@@ -331,3 +347,40 @@ def test_without_elicitation_the_question_waits_in_the_inbox(http_server) -> Non
     said = anyio.run(scenario)
     assert answered and "tester answered 'no'" in said
     assert transfers(farm) == []
+
+
+SLOW = (
+    "task: mcp slow\nturns:\n" + "  - action: {kind: wait}\n" * 3 + "  - action: {kind: finish, text: done}\n"
+)
+
+
+def test_stop_episode_stops_a_task_after_its_current_step_and_it_is_not_run_again(world) -> None:
+    farm, env, tmp_path = world
+    (tmp_path / "slow.yaml").write_text(SLOW, encoding="utf-8")
+
+    async def scenario(base_url: str) -> tuple[dict, dict]:
+        async with stdio_session(env, "--base-url", base_url) as session:
+            started = json.loads(text_of(await session.call_tool("run_task", {"task": "mcp slow"})))
+            episode_id = started["episode_id"]
+            assert episode_id, started
+            while (
+                json.loads(text_of(await session.call_tool("episode", {"episode_id": episode_id})))["steps"]
+                < 1
+            ):
+                await anyio.sleep(0.1)
+            stopped = await session.call_tool("stop_episode", {"episode_id": episode_id})
+            assert not stopped.is_error, text_of(stopped)
+            await anyio.sleep(2.0)  # a requeued task would be claimed again by now
+            task = json.loads(text_of(await session.call_tool("episode", {"task_id": started["task_id"]})))
+            return json.loads(text_of(stopped)), task
+
+    with SimModelServer(family="ui-venus-2", scripts=[tmp_path / "slow.yaml"], latency_ms=700) as slow:
+        stopped, task = anyio.run(scenario, slow.base_url)
+    assert stopped["outcome"] == "interrupted" and stopped["steps"] < 4
+    assert task["episode_id"] == stopped["episode_id"]  # the task's one episode: it was not run again
+    with TrajectoryStore.open(env["MOBILE_AGENT_DB"]) as store:
+        from mobile_agent.store import queue_status as qs
+
+        (run,) = store.list_runs()
+        (row,) = qs.list_tasks(store, run.id)
+        assert (row.outcome, row.attempts) == ("error:stopped", 1)
