@@ -2,7 +2,8 @@
 
     STARTUP_MARKS=/tmp/marks.json python bench/startup_marks.py run "task" --device ... --non-interactive
 
-Writes {"marks": [[label, unix_time, process_cpu_s], ...]} to $STARTUP_MARKS when the process exits. The milestones are found by
+Writes {"marks": [[label, unix_time, process_cpu_s], ...], "steps": [[unix_time, process_cpu_s], ...]} to
+$STARTUP_MARKS when the process exits (``steps``: at the start of every step, and once at the episode's end). The milestones are found by
 wrapping functions as their modules finish loading (an import hook), so nothing is imported earlier than the CLI
 itself would import it. Entries are marked on the way in, "...:done" on the way out.
 """
@@ -21,6 +22,7 @@ import os  # noqa: E402
 import sys  # noqa: E402
 
 MARKS: list[tuple[str, float, float]] = [("interpreter", *BOOTED)]
+STEPS: list[tuple[float, float]] = []  # every step's start (the CPU per step of a fresh process)
 
 # module -> (attribute path, label, mark the return too); a label is noted the first time only
 WRAP: dict[str, list[tuple[str, str, bool]]] = {
@@ -36,7 +38,11 @@ WRAP: dict[str, list[tuple[str, str, bool]]] = {
         ("TrajectoryStore.start_episode", "start_episode", True),
     ],
     "mobile_agent.agent.runtime": [("load_registry", "registry", True)],
-    "mobile_agent.agent.loop": [("Agent.__init__", "agent_init", True), ("Agent._step", "first_step", True)],
+    "mobile_agent.agent.loop": [
+        ("Agent.__init__", "agent_init", True),
+        ("Agent._step", "first_step", True),
+        ("Agent._finish", "finish", False),
+    ],
     "mobile_agent.agent.phone_hold": [("PhoneHold.__enter__", "phone_hold", True)],
 }
 CLASS_METHODS = {"TrajectoryStore.open"}
@@ -50,6 +56,10 @@ def mark(label: str) -> None:
 def wrapped(function, label: str, on_return: bool):
     @functools.wraps(function)
     def call(*args, **kwargs):
+        if label == "first_step":
+            STEPS.append((time.time(), time.process_time()))
+        elif label == "finish":
+            STEPS.append((time.time(), time.process_time()))
         mark(label)
         try:
             return function(*args, **kwargs)
@@ -95,7 +105,7 @@ class Milestones(importlib.abc.MetaPathFinder):
 
 def write_marks() -> None:
     with open(os.environ["STARTUP_MARKS"], "w") as out:
-        json.dump({"marks": MARKS}, out)
+        json.dump({"marks": MARKS, "steps": STEPS}, out)
 
 
 if __name__ == "__main__":

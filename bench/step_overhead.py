@@ -1,25 +1,30 @@
-"""What one step costs the runtime itself, what it sends to the model, and how long it takes next to the physical floor
-and a peer-style loop.
+"""What one step costs the runtime itself, what it sends to the model, and how long it takes next to the measured
+floor.
 
     python bench/step_overhead.py [--episodes 8] [--rounds 3] [--starts 3]
 
-The simulated phones and the simulated model run in separate processes (`mobile-agent sim up`, `mobile-agent sim
+The simulated phones and the simulated models run in separate processes (`mobile-agent sim up`, `mobile-agent sim
 model`), so the CPU this process spends is the runtime's own. Prints one JSON object:
 
-- cpu_ms_per_step: process CPU per recorded step (instant phone, 0-latency model), median. Goal <= 10 ms. The
-  CPU the bench spends noting request sizes is left out.
+- cpu_ms_per_step: process CPU per recorded step, warm (in this process; instant phone, 0-latency model), median
+  over --episodes of 6 steps. Goal <= 10 ms. The CPU the bench spends noting request sizes is left out.
+- process_start_to_first_step_s: `mobile-agent run` started as a new process until its first step starts (the
+  step's started_at in the store), with its bytecode compiled once as an installed package has it (goal <= 0.5 s)
+  and with PYTHONDONTWRITEBYTECODE=1, compiling this package on every start (goal <= 0.85 s); where the time goes;
+  and ``fresh_process_cpu_ms_per_step``: the CPU of each step of those new processes, median (goal <= 12 ms).
 - bytes: bytes of the chat request per step vs the full-resolution PNG as base64 (what peers send); and, run
   with cheaper history frames (PromptOptions.history_image_scale / _quality, opt-in), their bytes and CPU.
-- wall (`phone` profile, episodes of ours and of the reference loop interleaved on the same phone):
-  - floor: per step kind, what the profile makes unavoidable (the action, the screen change's animation, one
-    screenshot); ours as a ratio of it. Goal <= 1.2x.
-  - reference: a loop doing what peer runtimes do with their sleeps removed (screencap to a file + pull + full
-    PNG to the model + `input`), per step. Goal: ours <= 0.9x of it.
+- wall (`phone` profile; --rounds of ours at model 0 ms and 500 ms, the floor loop and a peer-style loop,
+  interleaved on one phone): the floor is a minimal loop that performs the task's own actions, each step one u2
+  JSON-RPC batch of action + wait for idle + screenshot, with no model, no recording and no view tree, and checks
+  that the message went out. Ratios: median step and total per episode against the floor (goal <= 1.2 at 0 ms)
+  and against the floor plus the model's time (goal <= 1.1 at 500 ms).
 - round_trips_per_step: requests the simulated phone answered per step (shell commands, sync sessions, u2 HTTP
-  requests), counted on the phone's side (`sim-requests`), by kind. Goal <= 3.
-- process_start_to_first_step_s: `mobile-agent run` started as a new process until its first step starts (the
-  step's started_at in the store), with its bytecode compiled once as an installed package has it (and, for
-  comparison, compiling every module on every start). Goal <= 0.5 s.
+  requests; a batch is one), counted on the phone's side (`sim-requests`), per step and per step kind, at each
+  model latency. Goal: a mean <= 2.
+- recheck: the gate's re-check of the screen right before acting (agent/recheck.py, issue 22): on which steps it
+  read the phone again, how many requests that was (goal: at most one, only on the steps it marked), and its wall
+  time on those steps, at each model latency.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import base64
 import datetime
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -37,10 +43,10 @@ import tempfile
 import time
 import uuid
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 
 import adbutils
-import openai
 
 from mobile_agent.actions import ActionKind
 from mobile_agent.agent.config import AgentConfig
@@ -57,48 +63,45 @@ FAMILY = "ui-venus-2"
 # The cheaper history frames the bytes block prices (PromptOptions; `mobile-agent run --history-scale/-quality`).
 CHEAPER_HISTORY = PromptOptions(history_image_scale=0.5, history_image_quality=60)
 CLI = [sys.executable, "-m", "mobile_agent.cli.app"]
+MODEL_MS = 500  # the second model latency the wall times are measured at
 
 
 @contextmanager
-def sim_processes(profile: str):
-    adb_port, base_port, model_port = free_port(), free_port_block(1), free_port()
+def sim_processes(profile: str, latencies: tuple[int, ...] = (0,)):
+    """One simulated phone (`sim up`) and one simulated model (`sim model`) per latency, each its own process;
+    yields (serial, adb address, {latency ms: base URL})."""
+    adb_port, base_port = free_port(), free_port_block(1)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     up = subprocess.Popen(
-        [
-            *CLI,
-            "sim",
-            "up",
-            "--phones",
-            "1",
-            "--profile",
-            profile,
-            "--adb-port",
-            str(adb_port),
-            "--base-port",
-            str(base_port),
-            "--scenario",
-            "wechat_send",
-        ],
+        [*CLI, "sim", "up", "--phones", "1", "--profile", profile, "--adb-port", str(adb_port)]
+        + ["--base-port", str(base_port), "--scenario", "wechat_send"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
         env=env,
     )
-    model = subprocess.Popen(
-        [*CLI, "sim", "model", "--port", str(model_port), "--family", FAMILY],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+    models, urls = [], {}
+    for latency in latencies:
+        port = free_port()
+        models.append(
+            subprocess.Popen(
+                [*CLI, "sim", "model", "--port", str(port), "--family", FAMILY, "--latency-ms", str(latency)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=env,
+            )
+        )
+        urls[latency] = f"http://127.0.0.1:{port}/v1"
     try:
         serial = up.stdout.readline().strip()
-        model.stdout.readline()
-        yield serial, f"127.0.0.1:{adb_port}", f"http://127.0.0.1:{model_port}/v1"
+        for model in models:
+            model.stdout.readline()
+        yield serial, f"127.0.0.1:{adb_port}", urls
     finally:
-        for p in (model, up):
+        for p in (*models, up):
             p.send_signal(signal.SIGINT)
-        for p in (model, up):
+        for p in (*models, up):
             try:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -155,6 +158,50 @@ def reset_phone(serial: str, adb: str) -> None:
     dev.shell(["input", "keyevent", "3"])
 
 
+class RecheckMeter:
+    """Times the loop's re-check before acting (agent/recheck.stale_step) and counts the view-tree reads it makes
+    (AndroidDevice.hierarchy), per step kind; a step without a read cost nothing and is not listed."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, int, float]] = []  # (step kind, reads, ms)
+        self._reads = 0
+
+    @contextmanager
+    def installed(self):
+        from mobile_agent.agent import loop
+        from mobile_agent.device.android import AndroidDevice
+
+        original_check, original_read = loop.stale_step, AndroidDevice.hierarchy
+
+        def hierarchy(device):
+            self._reads += 1
+            return original_read(device)
+
+        def stale_step(device, seen, draft, after_s):
+            reads, started = self._reads, time.perf_counter()
+            try:
+                return original_check(device, seen, draft, after_s)
+            finally:
+                if self._reads > reads:
+                    kind = draft.action.kind.value if draft.action is not None else "none"
+                    self.rows.append((kind, self._reads - reads, (time.perf_counter() - started) * 1000))
+
+        loop.stale_step, AndroidDevice.hierarchy = stale_step, hierarchy
+        try:
+            yield self
+        finally:
+            loop.stale_step, AndroidDevice.hierarchy = original_check, original_read
+
+    def summary(self, episodes: int) -> dict:
+        return {
+            "rechecked_steps_per_episode": round(len(self.rows) / max(1, episodes), 2),
+            "kinds": sorted({kind for kind, _, _ in self.rows}),
+            "reads_per_rechecked_step_max": max((n for _, n, _ in self.rows), default=0),
+            "wall_ms_median": _median([ms for _, _, ms in self.rows]) if self.rows else 0.0,
+            "goal": "at most one extra request, only on the steps the gate marked",
+        }
+
+
 def run_ours(
     serial: str,
     adb: str,
@@ -200,6 +247,8 @@ def run_reference(serial: str, adb: str, base_url: str, steps: int, sleep: float
     their defaults; 0 is the loop with its sleeps removed)."""
     host, port = adb.split(":")
     dev = adbutils.AdbClient(host=host, port=int(port)).device(serial)
+    import openai  # a peer's client (the runtime itself sends without the SDK)
+
     family = get_family(FAMILY)
     sdk = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0)
     reset_phone(serial, adb)
@@ -249,20 +298,56 @@ def run_reference(serial: str, adb: str, base_url: str, steps: int, sleep: float
     return wall
 
 
-def floors(profile) -> dict[str, float]:
-    """Per step kind, in ms, what the phone makes unavoidable: the action itself, the animation of the screen change
-    it causes, and one screenshot to see the result (a finish step only needs the screen it decided on)."""
-    shot = profile.u2_screenshot
-    return {
-        kind: round(ms * 1000)
-        for kind, ms in {
-            "tap": profile.tap + profile.transition + shot,
-            "type": profile.text + shot,
-            "launch": profile.cold_start + profile.transition + shot,
-            "key": profile.key + profile.transition + shot,
-            "finish": shot,
-        }.items()
-    }
+def _script_turns() -> list[dict]:
+    import yaml
+
+    from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS
+
+    return yaml.safe_load((SHIPPED_SCRIPTS / "wechat_send.yaml").read_text(encoding="utf-8"))["turns"]
+
+
+def run_floor(serial: str, adb: str) -> list[tuple[str, float]]:
+    """The minimal loop for the task: each step is one u2 JSON-RPC batch of the action, the wait for idle and the
+    frame after it (the first step also takes the first frame); no model, no recording, no view tree. Its actions
+    are the simulated model's script for the task, in device pixels; it checks at the end (not timed) that the
+    message was sent."""
+    from mobile_agent.device import u2_server
+    from mobile_agent.device.u2_calls import device_info
+    from mobile_agent.device.u2_rpc import Call, U2Channel
+
+    host, port = adb.split(":")
+    dev = adbutils.AdbClient(host=host, port=int(port)).device(serial)
+    channel = U2Channel(lambda: dev.create_connection(adbutils.Network.TCP, u2_server.PORT))
+    reset_phone(serial, adb)
+    size = device_info(channel.call(Call("deviceInfo"), 10)).size
+    scale = min(1.0, get_family(FAMILY).working_size(size).width / size.width)
+    frame = [Call("waitForIdle", (2000,)), Call("takeScreenshot", (scale, 80))]
+    steps: list[tuple[str, float]] = []
+    for i, turn in enumerate(_script_turns()):
+        action = turn["action"]
+        kind = action["kind"]
+        started = time.perf_counter()
+        if i == 0:
+            channel.call(Call("takeScreenshot", (scale, 80)), 10)
+        if kind == "launch":
+            calls = [Call("executeShellCommand", (f"monkey -p com.tencent.mm -c {LAUNCHER} 1", 20000))]
+        elif kind == "tap":
+            x, y = action["point"]
+            calls = [Call("click", (round(x * size.width / 1000), round(y * size.height / 1000)))]
+        elif kind == "type":
+            calls = [Call("setClipboard", (None, action["text"])), Call("pasteClipboard")]
+        else:  # finish: nothing to do on the phone
+            calls = []
+        if calls:
+            channel.batch(calls + frame, 30, repeatable=False)
+        steps.append((kind, (time.perf_counter() - started) * 1000))
+    tree = channel.call(Call("dumpWindowHierarchy", (False, 50)), 10).result or ""
+    channel.close()
+    assert 'text="晚上好"' in tree, "the floor loop did not send the message"
+    return steps
+
+
+LAUNCHER = "android.intent.category.LAUNCHER"
 
 
 def count_round_trips(serial: str, adb: str, base_url: str, store: TrajectoryStore) -> dict:
@@ -279,18 +364,31 @@ def count_round_trips(serial: str, adb: str, base_url: str, store: TrajectorySto
 
     result = run_bench_task(serial, adb, base_url, store, on_step)
     assert result.outcome == "finished", result
-    per_step = [sum(c.values()) for _, c in rows]
-    kinds: dict[str, int] = {}
-    for _, counts in rows[1:]:  # the first step also connects to the u2 server
-        for name, n in counts.items():
-            kinds[name] = kinds.get(name, 0) + n
-    return {
-        "median": statistics.median(per_step[1:]),
-        "first_step": per_step[0],
-        "by_step": [{"kind": k, "requests": sum(c.values())} for k, c in rows],
-        "by_kind_after_first": dict(sorted(kinds.items(), key=lambda kv: -kv[1])),
-        "goal": 3,
+    marked = [
+        s.index for s in store.steps(result.episode_id) if any(d.get("recheck") for d in s.guard_decisions)
+    ]
+    reads = {i: c.get(RECHECK, 0) for i, (_, c) in enumerate(rows) if c.get(RECHECK)}
+    recheck = {
+        "steps_marked": marked,
+        "extra_requests_by_step": reads,
+        "only_on_marked_steps": set(reads) <= set(marked) and all(n <= 1 for n in reads.values()),
     }
+    per_step = [sum(c.values()) for _, c in rows]
+    by_kind: dict[str, list[int]] = {}
+    for kind, counts in rows:
+        by_kind.setdefault(kind, []).append(sum(counts.values()))
+    return {
+        "mean": round(statistics.mean(per_step), 2),
+        "by_step": [{"kind": k, "requests": sum(c.values()), "what": c} for k, c in rows],
+        "by_step_kind_mean": {k: round(statistics.mean(v), 2) for k, v in sorted(by_kind.items())},
+        "goal_mean": 2,
+        "recheck": recheck,
+    }
+
+
+RECHECK = (
+    "u2 dumpWindowHierarchy"  # the re-check's one request (the step's own tree rides with the foreground)
+)
 
 
 # Where start-up goes, between the milestones bench/startup_marks.py notes (":done" marks the function's return).
@@ -343,20 +441,28 @@ def process_start(serial: str, adb: str, base_url: str, starts: int) -> dict:
     its import hook adds well under a millisecond). The first step's own duration is reported too: work moved
     from before the first step into it (the model client's SDK import, now on a helper thread) shows up there."""
     plain, traced, phases, phases_cpu, first_step, first_step_cpu, first_done = [], [], {}, {}, [], [], []
+    fresh_cpu: list[float] = []  # ms of process CPU per step, in these new processes
     uncached: list[float] = []
     marks_script = str(Path(__file__).with_name("startup_marks.py"))
     pycache = tempfile.TemporaryDirectory(prefix="bench-pycache-")
 
+    # The uncached starts import this package from a copy without any __pycache__ (an editable install under
+    # PYTHONDONTWRITEBYTECODE=1, whatever bytecode the checkout happens to hold); its dependencies keep the bytecode
+    # their installer compiled.
+    source = tempfile.TemporaryDirectory(prefix="bench-source-")
+    package = Path(__import__("mobile_agent").__file__).parent
+    shutil.copytree(package, Path(source.name) / "mobile_agent", ignore=shutil.ignore_patterns("__pycache__"))
+
     def env_for(tmp: str, cached: bool = True) -> dict[str, str]:
         # An installed package has its bytecode compiled: the cached starts read it from a private cache that one
-        # unmeasured start fills. The uncached ones compile every module on every start (PYTHONDONTWRITEBYTECODE
-        # with a cache nobody filled), as a sandbox that forbids writing bytecode does.
+        # unmeasured start fills. The uncached ones compile every module of this package on every start.
         env = dict(os.environ, MOBILE_AGENT_DATA=tmp)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         if cached:
             env["PYTHONPYCACHEPREFIX"] = pycache.name
         else:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [source.name, os.environ.get("PYTHONPATH")]))
             env.pop("PYTHONPYCACHEPREFIX", None)
         return env
 
@@ -372,10 +478,9 @@ def process_start(serial: str, adb: str, base_url: str, starts: int) -> dict:
         with tempfile.TemporaryDirectory() as tmp:
             env = dict(env_for(tmp), STARTUP_MARKS=f"{tmp}/marks.json")
             spawned, db = _run_cli(serial, adb, base_url, [sys.executable, marks_script], env)
-            marks = {
-                label: (t, cpu)
-                for label, t, cpu in json.loads(Path(env["STARTUP_MARKS"]).read_text())["marks"]
-            }
+            noted = json.loads(Path(env["STARTUP_MARKS"]).read_text())
+            marks = {label: (t, cpu) for label, t, cpu in noted["marks"]}
+            fresh_cpu += [(b[1] - a[1]) * 1000 for a, b in pairwise(noted["steps"])]
             marks["spawn"] = (spawned, 0.0)
             traced.append(_first_step_started(db) - spawned)
             for name, start, end in START_PHASES:
@@ -390,6 +495,7 @@ def process_start(serial: str, adb: str, base_url: str, starts: int) -> dict:
         return round(statistics.median(values), 3)
 
     pycache.cleanup()
+    source.cleanup()
     breakdown = {name: median(v) for name, v in phases.items()}
     breakdown["other"] = round(median(traced) - sum(breakdown.values()), 3)
     return {
@@ -397,7 +503,16 @@ def process_start(serial: str, adb: str, base_url: str, starts: int) -> dict:
         "runs": [round(x, 3) for x in plain],
         "goal": 0.5,
         "bytecode": "compiled once, as an installed package has it",
-        "median_compiling_every_start": median(uncached),
+        "median_with_PYTHONDONTWRITEBYTECODE": median(uncached),
+        "without_bytecode": "this package from a copy with no __pycache__, compiled on every start",
+        "runs_with_PYTHONDONTWRITEBYTECODE": [round(x, 3) for x in uncached],
+        "goal_with_PYTHONDONTWRITEBYTECODE": 0.85,
+        "fresh_process_cpu_ms_per_step": {
+            "median": round(statistics.median(fresh_cpu), 1),
+            "steps": len(fresh_cpu),
+            "each": [round(x, 1) for x in fresh_cpu],
+            "goal": 12,
+        },
         "traced_median": median(traced),
         "breakdown_wall_s": breakdown,
         "breakdown_cpu_s": {name: median(v) for name, v in phases_cpu.items()},
@@ -408,6 +523,59 @@ def process_start(serial: str, adb: str, base_url: str, starts: int) -> dict:
     }
 
 
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 1)
+
+
+def wall_against_floor(
+    ours: dict[int, list[list[tuple[str, float]]]], floor: list[list[tuple[str, float]]], ref: list[float]
+) -> dict:
+    """Per step and per episode, ours against the floor loop, at each model latency (the floor has no model: at
+    latency L it is charged L per model call, one per step)."""
+    floor_steps = [ms for episode in floor for _, ms in episode]
+    floor_totals = [sum(ms for _, ms in episode) for episode in floor]
+    out: dict = {
+        "profile": "phone",
+        "floor": {
+            "median_step_ms": _median(floor_steps),
+            "total_per_episode_ms": _median(floor_totals),
+            "by_kind_median_ms": _by_kind(floor),
+            "episodes": len(floor),
+        },
+    }
+    for latency, episodes in ours.items():
+        steps = [ms for episode in episodes for _, ms in episode]
+        totals = [sum(ms for _, ms in episode) for episode in episodes]
+        calls = statistics.median(len(episode) for episode in episodes)  # one model request per step
+        out[f"model_{latency}_ms"] = {
+            "median_step_ms": _median(steps),
+            "total_per_episode_ms": _median(totals),
+            "by_kind_median_ms": _by_kind(episodes),
+            "median_step_ratio": round(
+                statistics.median(steps) / (statistics.median(floor_steps) + latency), 3
+            ),
+            "total_ratio": round(
+                statistics.median(totals) / (statistics.median(floor_totals) + calls * latency), 3
+            ),
+            "against": "floor" if latency == 0 else f"floor + {latency} ms per model call",
+            "goal": 1.2 if latency == 0 else 1.1,
+            "episodes": len(episodes),
+        }
+    out["peer_style_loop_no_sleep_median_step_ms"] = _median(ref)
+    out["ratio_to_peer_style_loop"] = round(
+        statistics.median(ms for episode in ours[0] for _, ms in episode) / statistics.median(ref), 3
+    )
+    return out
+
+
+def _by_kind(episodes: list[list[tuple[str, float]]]) -> dict[str, float]:
+    by_kind: dict[str, list[float]] = {}
+    for episode in episodes:
+        for kind, ms in episode:
+            by_kind.setdefault(kind, []).append(ms)
+    return {kind: _median(values) for kind, values in sorted(by_kind.items())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -416,12 +584,18 @@ def main() -> None:
         default=8,
         help="instant-profile episodes for CPU and bytes (6 steps each: 48 steps for the median)",
     )
-    parser.add_argument("--rounds", type=int, default=3, help="phone-profile rounds of (ours, reference)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="phone-profile rounds of (ours at each latency, floor, peer loop)",
+    )
     parser.add_argument("--starts", type=int, default=3, help="`mobile-agent run` processes to time")
     args = parser.parse_args()
     out: dict = {"task": TASK, "family": FAMILY, "screen": "1080x2400"}
     with tempfile.TemporaryDirectory() as tmp, TrajectoryStore.open(root=Path(tmp)) as store:
-        with sim_processes("instant") as (serial, adb, base_url):
+        with sim_processes("instant") as (serial, adb, urls):
+            base_url = urls[0]
             default_notes: dict = {}
             cpu, _, sent, png_b64, current = run_ours(
                 serial, adb, base_url, args.episodes, store, measured=default_notes
@@ -465,35 +639,28 @@ def main() -> None:
                 "note": "opt-in; each family's default sends history frames as the model saw them",
             },
         }
-        from mobile_agent.sim.profiles import PROFILES
-
-        floor = floors(PROFILES["phone"])
-        with sim_processes("phone") as (serial, adb, base_url):
-            ours, ref, ref_sleep = [], [], []
-            for _ in range(args.rounds):  # interleaved: the machine's noise falls on both alike
-                ours += run_ours(serial, adb, base_url, 1, store)[1]
-                ref += run_reference(serial, adb, base_url, 12, sleep=0.0)
-            ref_sleep = run_reference(serial, adb, base_url, 6, sleep=1.0)
-            out["round_trips_per_step"] = count_round_trips(serial, adb, base_url, store)
-        by_kind: dict[str, list[float]] = {}
-        for kind, ms in ours:
-            by_kind.setdefault(kind, []).append(ms)
-        ratios = [ms / floor[kind] for kind, ms in ours if floor.get(kind)]
-        ours_ms = [ms for _, ms in ours]
-        out["wall"] = {
-            "profile": "phone",
-            "floor_ms": floor,
-            "ours_by_kind_median_ms": {k: round(statistics.median(v)) for k, v in sorted(by_kind.items())},
-            "ours_median_ms": round(statistics.median(ours_ms)),
-            "floor_ratio_median": round(statistics.median(ratios), 3),
-            "floor_ratio_total": round(sum(ours_ms) / sum(floor.get(k, 0) for k, _ in ours), 3),
-            "floor_goal": 1.2,
-            "reference_no_sleep_median_ms": round(statistics.median(ref)),
-            "ratio_to_reference_no_sleep": round(statistics.median(ours_ms) / statistics.median(ref), 3),
-            "reference_goal": 0.9,
-            "reference_with_1s_sleep_median_ms": round(statistics.median(ref_sleep)),
-            "steps": len(ours_ms),
-        }
+        latencies = (0, MODEL_MS)
+        with sim_processes("phone", latencies) as (serial, adb, urls):
+            ours: dict[int, list[list[tuple[str, float]]]] = {ms: [] for ms in latencies}
+            floor: list[list[tuple[str, float]]] = []
+            ref = []
+            run_ours(serial, adb, urls[0], 1, store)  # starts the u2 server: not measured
+            meters = {ms: RecheckMeter() for ms in latencies}
+            for _ in range(args.rounds):  # interleaved: the machine's noise falls on all alike
+                for ms in latencies:
+                    with meters[ms].installed():
+                        ours[ms].append(run_ours(serial, adb, urls[ms], 1, store)[1])
+                floor.append(run_floor(serial, adb))
+                ref += run_reference(serial, adb, urls[0], 12, sleep=0.0)
+            out["round_trips_per_step"] = {
+                f"model_{ms}_ms": count_round_trips(serial, adb, urls[ms], store) for ms in latencies
+            }
+        out["wall"] = wall_against_floor(ours, floor, ref)
+        out["recheck"] = {f"model_{ms}_ms": meters[ms].summary(args.rounds) for ms in latencies}
+        for ms in latencies:
+            out["recheck"][f"model_{ms}_ms"]["requests_counted"] = out["round_trips_per_step"][
+                f"model_{ms}_ms"
+            ].pop("recheck")
     print(json.dumps(out, indent=2, ensure_ascii=False))
 
 
