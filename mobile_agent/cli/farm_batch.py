@@ -163,6 +163,7 @@ def _build_pool(
     from mobile_agent.farm.scheduler.pool import WorkerPool
     from mobile_agent.farm.scheduler.runner import AgentRunner, EpisodeDefaults, ModelSettings
     from mobile_agent.farm.tasks import ResetMode
+    from mobile_agent.verify.phone_state import read_phone_state
 
     devices_path = settings.get("devices")
     inventory = load_inventory(Path(devices_path) if devices_path else None, adb=settings.get("adb"))
@@ -186,6 +187,8 @@ def _build_pool(
         ),
         apps_dir=settings.get("apps_dir"),
         safety=safety,
+        # a task's state: check reads a simulated phone's world over adb (`sim-state`); a real phone has none
+        phone_state=lambda phone: read_phone_state(phone.serial, phone.adb),
     )
     config = SchedulerConfig(
         max_device_retries=settings["retries"],

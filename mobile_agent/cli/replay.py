@@ -35,6 +35,14 @@ RESET_HELP = (
 )
 
 
+def _world_state(phone: Any) -> Any:
+    """A simulated phone's world state over adb (`sim-state`), for the source tasks' state: checks; None on a real
+    phone."""
+    from mobile_agent.verify.phone_state import read_phone_state
+
+    return read_phone_state(phone.serial, phone.adb)
+
+
 def replay_command(
     episodes: list[str] | None = typer.Argument(
         None,
@@ -149,6 +157,7 @@ def replay_command(
             name=name,
             show=not (quiet or as_json),
             as_json=as_json,
+            phone_state=_world_state,
         )
         raise typer.Exit(0 if passed else 1)
     if not episodes:

@@ -184,3 +184,15 @@ def _sim_requests(ctx: Ctx) -> int:
             phone.requests.clear()
     ctx.out(json.dumps(counts, sort_keys=True) + "\n")
     return 0
+
+
+@COMMANDS.register("sim-state")
+def _sim_state(ctx: Ctx) -> int:
+    """Not an Android command: everything a task's ``state:`` check can name (messages sent, orders, transfers,
+    settings, the foreground app, the screen, the balance), as one JSON object. It is how a verifier in another
+    process (a batch on `sim up` phones) reads the world state an in-process test reads with ``phone_state``; a real
+    phone has no such command, so it has no state to read."""
+    from mobile_agent.sim.scenario import phone_state
+
+    ctx.out(json.dumps(phone_state(ctx.phone), ensure_ascii=False, sort_keys=True, default=str) + "\n")
+    return 0
