@@ -7,8 +7,22 @@ from pathlib import Path
 
 import typer
 
+from mobile_agent.errors import UserError
 from mobile_agent.model.families import DEFAULT_FAMILY, FAMILIES
 from mobile_agent.sim.servers.model_server import SimModelServer
+
+
+def _model_families(pairs: list[str]) -> dict[str, str]:
+    """``["ui-tars-1.5-7b=ui-tars"]`` -> ``{"ui-tars-1.5-7b": "ui-tars"}``; a pair without '=' is a UserError."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        model, sep, family = pair.partition("=")
+        if not sep or not model.strip() or not family.strip():
+            raise UserError(
+                f"--serve {pair!r} is not MODEL=FAMILY", hint="e.g. --serve ui-tars-1.5-7b=ui-tars"
+            )
+        out[model.strip()] = family.strip()
+    return out
 
 
 def model_command(
@@ -30,6 +44,12 @@ def model_command(
         False,
         help="AutoGLM: close </answer> (the prompt's form); by default it is left off, like the real model.",
     ),
+    serve: list[str] = typer.Option(
+        [],
+        "--serve",
+        metavar="MODEL=FAMILY",
+        help="Answer requests for the model MODEL in FAMILY's format (repeatable; other models: --family).",
+    ),
 ) -> None:
     """Serve a scripted GUI model over the OpenAI chat-completions API."""
     server = SimModelServer(
@@ -41,6 +61,7 @@ def model_command(
         split_reasoning=split_reasoning,
         reasoning_field=reasoning_field,
         closed_answer=closed_answer,
+        model_families=_model_families(serve),
     ).start()
     typer.echo(
         f"simulated {server.family.name} model with {len(server.scripts)} scripts at {server.base_url}"

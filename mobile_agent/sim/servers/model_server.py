@@ -1,6 +1,6 @@
 """A simulated GUI model: a real OpenAI-compatible HTTP server that answers in a family's exact reply format.
 
-It is driven by per-task scripts (``mobile_agent/sim/scripts/*.yaml``; format in ``load_scripts``): the server
+It is driven by per-task scripts (``mobile_agent/sim/scripts/*.yaml``; format in ``sim/servers/scripts.py``): the server
 finds the script whose task text occurs in the request, consumes one turn per request of an episode (the cursor
 is kept per ``X-Mobile-Agent-Episode`` header, or per task text without it) and renders the turn's action with
 the family's ``format``. Turns can also inject faults: a malformed reply, an HTTP error status, a delay, a hang
@@ -22,17 +22,15 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 from PIL import Image
 
 from mobile_agent.actions import Action, ActionKind, Size
-from mobile_agent.apps.yamlsrc import compose_yaml
-from mobile_agent.errors import ConfigError, UserError
+from mobile_agent.errors import UserError
 from mobile_agent.model.autoglm import AutoGLM
 from mobile_agent.model.base import ModelFamily
 from mobile_agent.model.client import EPISODE_HEADER, UNUSED_HEADER
@@ -45,13 +43,10 @@ from mobile_agent.sim.servers.http_endpoint import (
     completion_chunks,
     model_list,
 )
+from mobile_agent.sim.servers.scripts import SHIPPED_SCRIPTS, Script, Turn, load_script, load_scripts
 
 log = logging.getLogger(__name__)
 
-SHIPPED_SCRIPTS = Path(__file__).parents[1] / "scripts"  # mobile_agent/sim/scripts
-SCRIPT_KEYS = ("task", "scenario", "turns")
-TURN_KEYS = ("think", "action", "malformed", "http_error", "delay_ms", "hang", "trickle_ms")
-ACTION_KEYS = ("kind", "point", "end", "text", "app", "key", "duration_ms", "sensitive")
 NO_SCRIPT_MESSAGE = "The simulated model has no script for this task."
 SCRIPT_DONE_MESSAGE = "The simulated model's script for this task is finished."
 # Script points are normalised to the screenshot; rendering them against this "device" keeps them exact.
@@ -59,188 +54,6 @@ NORMALISED_SCREEN = Size(1000, 1000)
 MAX_LOGGED_REQUESTS = 1000
 # The message field split-off thinking is returned in: current vLLM's name first, then the older one.
 REASONING_FIELDS = ("reasoning", "reasoning_content")
-
-
-# ----- scripts -------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Turn:
-    action: Action | None = None
-    think: str = ""
-    malformed: str | None = None
-    http_error: int | None = None
-    delay_ms: int = 0
-    hang: bool = False
-    trickle_ms: int = 0
-    line: int = 0
-
-
-@dataclass(frozen=True)
-class Script:
-    task: str
-    turns: tuple[Turn, ...]
-    scenario: str | None = None
-    path: str = ""
-
-
-def _error(message: str, path: Path, node: yaml.Node | None, hint: str | None = None) -> ConfigError:
-    line = node.start_mark.line + 1 if node is not None else None
-    return ConfigError(
-        message,
-        hint or "see the script format in mobile_agent/sim/servers/model_server.py",
-        path=str(path),
-        line=line,
-    )
-
-
-def _mapping(node: yaml.Node, path: Path, what: str, allowed: Sequence[str]) -> dict[str, yaml.Node]:
-    if not isinstance(node, yaml.MappingNode):
-        raise _error(f"{what} must be a mapping", path, node)
-    out: dict[str, yaml.Node] = {}
-    for key_node, value_node in node.value:
-        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-        if key not in allowed:
-            raise _error(
-                f"unknown key {key!r} in {what}", path, key_node, hint=f"allowed keys: {', '.join(allowed)}"
-            )
-        if key in out:
-            raise _error(f"duplicate key {key!r} in {what}", path, key_node)
-        out[key] = value_node
-    return out
-
-
-def _point(value: Any, path: Path, node: yaml.Node, name: str) -> list[int]:
-    ok = (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 999 for v in value)
-    )
-    if not ok:
-        raise _error(f"{name} must be [x, y] with integers 0-999 (normalised to the screenshot)", path, node)
-    return value
-
-
-def _action(node: yaml.Node, value: Any, path: Path) -> Action:
-    fields = _mapping(node, path, "action", ACTION_KEYS)
-    if "kind" not in fields:
-        raise _error(
-            "action needs a kind", path, node, hint=f"kinds: {', '.join(k.value for k in ActionKind)}"
-        )
-    for name in ("point", "end"):
-        if name in fields:
-            _point(value[name], path, fields[name], name)
-    try:
-        return Action.from_dict(value)
-    except ValueError as exc:
-        raise _error(f"bad action: {exc}", path, node) from None
-
-
-def _turn(node: yaml.Node, value: Any, path: Path) -> Turn:
-    fields = _mapping(node, path, "turn", TURN_KEYS)
-    outcomes = [k for k in ("action", "malformed", "http_error") if k in fields]
-    if len(outcomes) != 1:
-        raise _error("a turn needs exactly one of action, malformed or http_error", path, node)
-    turn = Turn(line=node.start_mark.line + 1)
-    if "think" in fields:
-        if not isinstance(value["think"], str):
-            raise _error("think must be text", path, fields["think"])
-        turn = replace(turn, think=value["think"])
-    if "delay_ms" in fields:
-        delay = value["delay_ms"]
-        if not isinstance(delay, int) or isinstance(delay, bool) or not 0 <= delay <= 600_000:
-            raise _error("delay_ms must be an integer 0-600000", path, fields["delay_ms"])
-        turn = replace(turn, delay_ms=delay)
-    if "hang" in fields:
-        if not isinstance(value["hang"], bool):
-            raise _error("hang must be true or false", path, fields["hang"])
-        turn = replace(turn, hang=value["hang"])
-    if "trickle_ms" in fields:
-        gap = value["trickle_ms"]
-        if not isinstance(gap, int) or isinstance(gap, bool) or not 1 <= gap <= 600_000:
-            raise _error("trickle_ms must be an integer 1-600000", path, fields["trickle_ms"])
-        turn = replace(turn, trickle_ms=gap)
-    if "action" in fields:
-        return replace(turn, action=_action(fields["action"], value["action"], path))
-    if "malformed" in fields:
-        if not isinstance(value["malformed"], str):
-            raise _error("malformed must be the raw reply text", path, fields["malformed"])
-        return replace(turn, malformed=value["malformed"])
-    status = value["http_error"]
-    if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
-        raise _error("http_error must be an HTTP status 400-599", path, fields["http_error"])
-    return replace(turn, http_error=status)
-
-
-def load_script(path: Path) -> Script:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(
-            f"cannot read the script: {exc}", "check the path and that it is UTF-8", path=str(path)
-        ) from None
-    loader, node = compose_yaml(text, str(path))  # bounded: size, depth, aliases
-    try:
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(
-            f"not valid YAML: {problem}", "fix the YAML syntax", path=str(path), line=line
-        ) from None
-    finally:
-        loader.dispose()
-    if node is None:
-        raise ConfigError("the script is empty", "a script needs task and turns", path=str(path), line=1)
-    fields = _mapping(node, path, "the script", SCRIPT_KEYS)
-    for required in ("task", "turns"):
-        if required not in fields:
-            raise _error(f"the script needs {required}", path, node)
-    task = data["task"]
-    if not isinstance(task, str) or not task.strip():
-        raise _error("task must be the non-empty task text", path, fields["task"])
-    scenario = data.get("scenario")
-    if scenario is not None and not isinstance(scenario, str):
-        raise _error("scenario must be a name", path, fields["scenario"])
-    turns_node = fields["turns"]
-    if not isinstance(turns_node, yaml.SequenceNode) or not turns_node.value:
-        raise _error("turns must be a non-empty list", path, turns_node)
-    turns = tuple(_turn(n, v, path) for n, v in zip(turns_node.value, data["turns"], strict=True))
-    return Script(task=task.strip(), turns=turns, scenario=scenario, path=str(path))
-
-
-def load_scripts(paths: Path | str | Iterable[Path | str]) -> list[Script]:
-    """Load script files (a folder means its ``*.yaml`` files). ConfigError names the file and line."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    scripts: list[Script] = []
-    seen: dict[str, str] = {}
-    for item in paths:
-        path = Path(item)
-        if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml"))
-            if not files:  # a model that knows no task would answer nothing, forever
-                raise ConfigError(
-                    "the folder holds no *.yaml scripts",
-                    "pass a script file or a folder of them",
-                    path=str(path),
-                )
-        elif path.exists():
-            files = [path]
-        else:
-            raise ConfigError("no such script file or folder", "check the --scripts path", path=str(path))
-        for file in files:
-            script = load_script(file)
-            if script.task in seen:
-                raise ConfigError(
-                    f"task {script.task!r} is already scripted in {seen[script.task]}",
-                    "one script per task text",
-                    path=str(file),
-                )
-            seen[script.task] = str(file)
-            scripts.append(script)
-    return scripts
 
 
 # ----- requests ------------------------------------------------------------------------------------------------
@@ -383,7 +196,7 @@ class _Handler(EndpointHandler):
         record.model = body.get("model")
         record.stream = bool(body.get("stream"))
         record.messages = _without_images(messages)
-        if owner.model_name and record.model != owner.model_name:
+        if owner.model_name and record.model != owner.model_name and record.model not in owner.model_families:
             self._send_error_json(404, f"The model `{record.model}` does not exist.", record)
             return
         urls = _image_urls(messages)
@@ -419,7 +232,7 @@ class _Handler(EndpointHandler):
             text = turn.malformed
         else:
             try:
-                text = owner.render(action, think, record.image_size)  # type: ignore[arg-type]
+                text = owner.render(action, think, record.image_size, record.model)  # type: ignore[arg-type]
             except ValueError as exc:
                 where = f"{script.path}:{turn.line}" if script and turn else "the simulated model"
                 self._send_error_json(500, f"{where}: {exc}", record)
@@ -517,6 +330,7 @@ class SimModelServer(LoopbackEndpoint):
         split_reasoning: bool = False,
         reasoning_field: str = "reasoning",
         closed_answer: bool = False,
+        model_families: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(host, port)
         if reasoning_field not in REASONING_FIELDS:
@@ -534,6 +348,8 @@ class SimModelServer(LoopbackEndpoint):
         self.scripts: list[Script] = loaded + (load_scripts(paths) if paths else [])
         self.latency_ms = latency_ms
         self.model_name = model_name
+        # served model name -> the family it answers in, for a farm whose tasks name other models (its default: family)
+        self.model_families = {name: get_family(other) for name, other in (model_families or {}).items()}
         self.split_reasoning = split_reasoning
         self.requests: deque[RequestRecord] = deque(maxlen=MAX_LOGGED_REQUESTS)
         self._cursors: dict[tuple[str, str], int] = {}
@@ -569,9 +385,10 @@ class SimModelServer(LoopbackEndpoint):
             self._cursors[key] = index + 1
         return index, (script.turns[index] if index < len(script.turns) else None)
 
-    def render(self, action: Action, think: str, image_size: Size | None) -> str:
+    def render(self, action: Action, think: str, image_size: Size | None, model: str | None = None) -> str:
+        family = self.model_families.get(model or "", self.family)
         geometry = Geometry(device=NORMALISED_SCREEN, image=image_size or NORMALISED_SCREEN)
-        return self.family.format(_closest_expressible(action, self.family), geometry, thought=think)
+        return family.format(_closest_expressible(action, family), geometry, thought=think)
 
     def record(self, record: RequestRecord) -> None:
         self.requests.append(record)
