@@ -9,6 +9,7 @@ import os
 import secrets
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from sqlalchemy.engine import make_url
@@ -65,17 +66,31 @@ def postgres_server() -> str:
     return url
 
 
-@pytest.fixture
-def pg_url(postgres_server: str) -> Iterator[str]:
-    """A URL whose search_path is a fresh private schema (dropped after), so tests never see each other's rows."""
+@contextmanager
+def _private_schema(server: str) -> Iterator[str]:
+    """A URL whose search_path is a fresh private schema on ``server``, dropped on exit."""
     import psycopg
 
     schema = f"mobile_agent_test_{secrets.token_hex(4)}"
-    with psycopg.connect(_libpq_dsn(postgres_server), autocommit=True) as admin:
+    with psycopg.connect(_libpq_dsn(server), autocommit=True) as admin:
         admin.execute(f'CREATE SCHEMA "{schema}"')
-    url = make_url(postgres_server).update_query_dict({"options": f"-csearch_path={schema}"})
+    url = make_url(server).update_query_dict({"options": f"-csearch_path={schema}"})
     try:
         yield url.render_as_string(hide_password=False)
     finally:
-        with psycopg.connect(_libpq_dsn(postgres_server), autocommit=True) as admin:
+        with psycopg.connect(_libpq_dsn(server), autocommit=True) as admin:
             admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def pg_url(postgres_server: str) -> Iterator[str]:
+    """A URL whose search_path is a fresh private schema (dropped after), so tests never see each other's rows."""
+    with _private_schema(postgres_server) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_pg_url(postgres_server: str) -> Iterator[str]:
+    """``pg_url`` shared by the tests of one module (a scenario run once and read by several tests)."""
+    with _private_schema(postgres_server) as url:
+        yield url
