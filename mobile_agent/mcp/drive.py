@@ -75,7 +75,6 @@ class Drive:
         self.registry = registry
         self.task = store.episode(episode_id).task
         self.index = 0
-        self.lock = threading.Lock()  # one call at a time on a phone
         self.ended = False
         self._heartbeat = Heartbeat(store, episode_id).start()
 
@@ -116,7 +115,10 @@ class Drive:
     def check(self) -> None:
         if self.ended:
             raise UserError(f"episode {self.episode_id} has ended", "the next device call starts a new one")
-        self.hold.lost.check()  # another process took the phone over
+        if self.hold.lost.is_set():  # another process took the phone over: nothing more is done on it
+            reason = self.hold.lost.reason
+            self.end(str(Outcome.INTERRUPTED), reason)
+            raise UserError(reason, "hold another phone, or wait until this one is free (list_phones)")
 
     # --- one acting call ------------------------------------------------------------------------------------
     def propose(self, action: Action, why: str = "") -> Proposal:
@@ -154,6 +156,17 @@ class Drive:
         blocked = next((d for d in decisions if d.verdict is Verdict.BLOCK), None)
         asked = next((d for d in decisions if d.verdict is Verdict.ASK), None)
         return Proposal(draft, screen_hash, package, blocked, asked, started)
+
+    def step(self, action: Action, why: str = "") -> tuple[Proposal, dict[str, Any] | None]:
+        """Propose, then act when the guards allow it (one call: one thread hop for the common case). A blocked
+        step is recorded here; an asked one is left to the caller, who puts it to the person."""
+        proposal = self.propose(action, why)
+        if proposal.blocked is not None:
+            self.refuse(proposal)
+            return proposal, None
+        if proposal.asked is not None:
+            return proposal, None
+        return proposal, self.act(proposal)
 
     def act(self, proposal: Proposal, approval: Decision | None = None) -> dict[str, Any]:
         """Do the allowed action unless the phone moved on from the judged screen; record the step either way."""
@@ -300,8 +313,7 @@ class Drives:
             raise UserError(
                 f"this server does not hold phone {serial}", "hold one with hold_phone or a device call"
             )
-        with drive.lock:
-            drive.end(outcome, detail)
+        drive.end(outcome, detail)
         return drive.episode_id
 
     def close(self) -> None:

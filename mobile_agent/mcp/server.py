@@ -76,6 +76,7 @@ def _client_name(ctx: Context) -> str:
 def build_server(parts: ServerParts) -> MCPServer:
     app = MCPServer("mobile-agent", instructions=INSTRUCTIONS, log_level="WARNING")
     store, tasks, drives = parts.store, parts.tasks, parts.drives
+    locks = _PhoneLocks()
 
     # ----- task tools -------------------------------------------------------------------------------------------
     @app.tool()
@@ -147,7 +148,8 @@ def build_server(parts: ServerParts) -> MCPServer:
         info = await _blocking(store.episode, episode_id)
         drive = drives.by_episode(info.id)
         if drive is not None:
-            await _blocking(drives.release, drive.hold.serial, "interrupted", "stopped by the MCP client")
+            async with locks.of(drive.hold.serial):
+                await _blocking(drives.release, drive.hold.serial, "interrupted", "stopped by the MCP client")
             return await _blocking(episode_view, store, info.id, False)
         task_id = await _blocking(tasks.task_of, info.id)
         if task_id is None:
@@ -173,6 +175,10 @@ def build_server(parts: ServerParts) -> MCPServer:
         raise UserError(f"{found}: say which phone (serial)", "see list_phones")
 
     async def drive_for(serial: str | None, ctx: Context, task: str | None = None) -> Drive:
+        held = drives.current(serial) if serial else None
+        if held is not None:  # the common case: no thread hop
+            return held
+
         def open_it() -> Drive:
             return drives.get(which(serial), client=_client_name(ctx), task=task)
 
@@ -188,14 +194,16 @@ def build_server(parts: ServerParts) -> MCPServer:
     @app.tool()
     async def release_phone(serial: str) -> dict[str, Any]:
         """End the episode of your device calls on this phone (finished) and give the phone back."""
-        episode_id = await _blocking(drives.release, serial)
+        async with locks.of(serial):
+            episode_id = await _blocking(drives.release, serial)
         return await _blocking(episode_view, store, episode_id, False)
 
     @app.tool()
     async def screenshot(ctx: Context, serial: str | None = None) -> Image:
         """The phone's screen now, as a JPEG at device pixels (no step is recorded)."""
         drive = await drive_for(serial, ctx)
-        capture = await _blocking(_locked(drive, drive.capture))
+        async with locks.of(drive.hold.serial):
+            capture = await _blocking(drive.capture)
         return Image(data=capture.screenshot, format="jpeg")
 
     @app.tool()
@@ -207,18 +215,18 @@ def build_server(parts: ServerParts) -> MCPServer:
             capture = drive.capture()
             return compact_tree(capture.screen().hierarchy)
 
-        return await _blocking(_locked(drive, read))
+        async with locks.of(drive.hold.serial):
+            return await _blocking(read)
 
     async def act(ctx: Context, serial: str | None, action: Action, why: str) -> str:
         drive = await drive_for(serial, ctx)
-        async with _phone_lock(drive):
-            proposal = await _blocking(drive.propose, action, why)
+        async with locks.of(drive.hold.serial):
+            proposal, done = await _blocking(drive.step, action, why)  # judged, and done when nothing objects
+            if done is not None:
+                return json.dumps(done, ensure_ascii=False)
             if proposal.blocked is not None:
-                await _blocking(drive.refuse, proposal)
                 blocked = proposal.blocked
                 raise ToolError(f"refused by the {blocked.guard} guard: {blocked.reason} (not done)")
-            if proposal.asked is None:
-                return json.dumps(await _blocking(drive.act, proposal), ensure_ascii=False)
             question = await _blocking(question_for, drive, proposal)
             if supports_elicitation(ctx):
                 answer = await ask_by_elicitation(ctx, proposal, question, parts.ask_timeout_s)
@@ -323,25 +331,14 @@ def build_server(parts: ServerParts) -> MCPServer:
     return app
 
 
-def _locked(drive: Drive, call: Callable[[], Any]) -> Callable[[], Any]:
-    def run() -> Any:
-        with drive.lock:
-            return call()
+class _PhoneLocks:
+    """One call at a time on a phone (a second one waits; a cancelled wait leaves nothing held)."""
 
-    return run
+    def __init__(self) -> None:
+        self._locks: dict[str, anyio.Lock] = {}
 
-
-class _phone_lock:  # noqa: N801 - used as `async with _phone_lock(drive)`
-    """The drive's lock held across an acting call's thread hops (a second call on the phone waits)."""
-
-    def __init__(self, drive: Drive) -> None:
-        self.drive = drive
-
-    async def __aenter__(self) -> None:
-        await anyio.to_thread.run_sync(self.drive.lock.acquire)
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.drive.lock.release()
+    def of(self, serial: str) -> anyio.Lock:
+        return self._locks.setdefault(serial, anyio.Lock())
 
 
 __all__ = ["INSTRUCTIONS", "ServerParts", "build_server"]
