@@ -22,6 +22,7 @@ from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, Model
 from mobile_agent.store.intents import complete_step
 from mobile_agent.store.owners import DONE, FAILED, INTENT
 from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.step_writes import FencedOut
 from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,9 @@ def finish_or_read(
     """End the episode; when another command already ended it (its owner was judged gone), keep what it says."""
     try:
         store.finish_episode(episode_id, outcome, detail=detail, answer=answer)
+    except FencedOut as exc:  # another worker holds the episode now: its end is theirs to write
+        log.warning("episode %s: %s", episode_id, exc.one_line())
+        return Outcome.INTERRUPTED, exc.message
     except StoreError:
         try:
             info = store.episode(episode_id)

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from mobile_agent.actions import Outcome
 from mobile_agent.errors import UserError
 from mobile_agent.store.convert import now_utc
+from mobile_agent.store.outages import retried
 from mobile_agent.store.pauses import OPEN, PauseRow
 from mobile_agent.store.queue import QueueTaskRow, TaskState
 from mobile_agent.store.records import EpisodeStatus
@@ -80,6 +81,7 @@ def _answer(row: PauseAnswerRow) -> PauseAnswer:
     )
 
 
+@retried
 def open_window(
     store: TrajectoryStore, pause_id: int, episode_id: str, *, answer_by: datetime, held_by: str | None
 ) -> None:
@@ -98,6 +100,7 @@ def open_window(
         )
 
 
+@retried
 def let_go(store: TrajectoryStore, pause_id: int) -> None:
     """The worker stops keeping the phone (the batch stopped); the question stays answerable."""
     with store.write_session() as session:
@@ -111,6 +114,7 @@ def let_go(store: TrajectoryStore, pause_id: int) -> None:
         )
 
 
+@retried
 def record_reply(store: TrajectoryStore, pause_id: int, episode_id: str, reply: str, *, who: str) -> datetime:
     """Write a person's reply (first one wins). UserError when the pause is no longer open or already answered."""
     now = now_utc()
@@ -135,6 +139,7 @@ def record_reply(store: TrajectoryStore, pause_id: int, episode_id: str, reply: 
     return now
 
 
+@retried
 def take_reply(store: TrajectoryStore, pause_id: int, *, worker: str) -> PauseAnswer | None:
     """The reply, handed once to the one worker (or command) that continues the episode; None when there is none
     yet or another took it."""
@@ -153,6 +158,7 @@ def take_reply(store: TrajectoryStore, pause_id: int, *, worker: str) -> PauseAn
         return _answer(session.get(PauseAnswerRow, pause_id))
 
 
+@retried
 def answers(store: TrajectoryStore, pause_ids: Sequence[int]) -> dict[int, PauseAnswer]:
     if not pause_ids:
         return {}
@@ -161,6 +167,7 @@ def answers(store: TrajectoryStore, pause_ids: Sequence[int]) -> dict[int, Pause
         return {row.pause_id: _answer(row) for row in rows}
 
 
+@retried
 def answers_of_episode(store: TrajectoryStore, episode_id: str) -> list[PauseAnswer]:
     with store.read_session() as session:
         rows = session.scalars(
@@ -171,6 +178,7 @@ def answers_of_episode(store: TrajectoryStore, episode_id: str) -> list[PauseAns
         return [_answer(row) for row in rows]
 
 
+@retried
 def expire_window(store: TrajectoryStore, pause_id: int, detail: str | None = None) -> bool:
     """Nobody answered in time: the pause closes as expired and its episode (still ended as needs_user) becomes
     ``needs_user:expired``, a result that is never a success; its queue task says the same. False when someone
@@ -212,6 +220,7 @@ class Window:
     taken: bool
 
 
+@retried
 def open_windows(store: TrajectoryStore, run_ids: Sequence[str] | None = None) -> list[Window]:
     """The farm windows whose pause is still open (answered or not), oldest first."""
     query = (
@@ -240,6 +249,7 @@ def open_windows(store: TrajectoryStore, run_ids: Sequence[str] | None = None) -
         ]
 
 
+@retried
 def requeue_expired(store: TrajectoryStore, run_id: str) -> int:
     """Tasks whose final episode expired waiting for a person go back to the queue (a fresh attempt)."""
     with store.write_session() as session:
@@ -255,6 +265,7 @@ def requeue_expired(store: TrajectoryStore, run_id: str) -> int:
         return done.rowcount
 
 
+@retried
 def set_task_outcome(store: TrajectoryStore, episode_id: str, outcome: str, detail: str | None) -> None:
     """A continued episode ended: its queue task (done since the pause) says how it ended now."""
     with store.write_session() as session:
@@ -265,6 +276,7 @@ def set_task_outcome(store: TrajectoryStore, episode_id: str, outcome: str, deta
         )
 
 
+@retried
 def task_spec(store: TrajectoryStore, episode_id: str) -> dict[str, Any]:
     """The queue task spec of the task an episode ran for ({} outside a farm)."""
     with store.read_session() as session:
@@ -272,6 +284,7 @@ def task_spec(store: TrajectoryStore, episode_id: str) -> dict[str, Any]:
         return dict(row.spec or {}) if row is not None else {}
 
 
+@retried
 def episode_running(store: TrajectoryStore, episode_id: str) -> bool:
     with store.read_session() as session:
         row = session.get(EpisodeRow, episode_id)

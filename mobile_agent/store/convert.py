@@ -148,6 +148,7 @@ def step_info(row: StepRow) -> StepInfo:
         status=row.status,
         screenshot_path=row.screenshot_path,
         screenshot_sha256=row.screenshot_sha256,
+        lease_epoch=row.lease_epoch,
         screenshot_bytes=row.screenshot_bytes,
         hierarchy_path=row.hierarchy_path,
     )
@@ -182,6 +183,7 @@ def episode_info(row: EpisodeRow) -> EpisodeInfo:
         ended_at=row.ended_at,
         source_episode_id=row.source_episode_id,
         meta=dict(row.meta or {}),
+        lease_epoch=row.lease_epoch or 1,
     )
 
 

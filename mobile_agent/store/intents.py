@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sqlalchemy import Connection, select
+
 from mobile_agent.errors import StoreError
 from mobile_agent.store.convert import now_utc
+from mobile_agent.store.outages import until_done
 from mobile_agent.store.owners import DONE, FAILED, INTENT
-from mobile_agent.store.step_writes import complete_step_row
+from mobile_agent.store.schema import EpisodeRow, StepRow
+from mobile_agent.store.step_writes import FencedOut, complete_step_row
 
 if TYPE_CHECKING:
     from mobile_agent.store.store import TrajectoryStore
@@ -45,9 +49,36 @@ def complete_step(
         "error_kind": error_kind,
         "error_text": error_text,
     }
-    with store.write_connection() as conn:
-        if complete_step_row(conn, episode_id, index, INTENT, values) != 1:
+    epoch = store.epoch_of(episode_id)
+
+    def attempt(retry: bool) -> None:
+        with store.write_connection() as conn:
+            if complete_step_row(conn, episode_id, index, INTENT, values, epoch) == 1:
+                return
+            if retry and _completed(conn, episode_id, index, status):
+                return  # the outage hid a commit that went through
+            if epoch is not None and not _held(conn, episode_id, epoch):
+                raise FencedOut(
+                    f"episode {episode_id} is no longer held under lease epoch {epoch}: "
+                    f"step {index} stays recorded as {INTENT}"
+                )
             raise StoreError(f"episode {episode_id} has no step {index} waiting to be completed")
+
+    until_done(store.outage, attempt)
+
+
+def _completed(conn: Connection, episode_id: str, index: int, status: str) -> bool:
+    steps = StepRow.__table__
+    found = conn.execute(
+        select(steps.c.status).where(steps.c.episode_id == episode_id, steps.c.index == index)
+    ).scalar()
+    return found == status
+
+
+def _held(conn: Connection, episode_id: str, epoch: int) -> bool:
+    episodes = EpisodeRow.__table__
+    found = conn.execute(select(episodes.c.lease_epoch).where(episodes.c.id == episode_id)).first()
+    return found is not None and (found[0] or 1) == epoch
 
 
 __all__ = ["complete_step"]

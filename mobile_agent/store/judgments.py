@@ -20,6 +20,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from mobile_agent.errors import StoreError
 from mobile_agent.privacy.redact import redact_url
 from mobile_agent.store.convert import json_safe, now_utc
+from mobile_agent.store.outages import retried
 from mobile_agent.store.schema import Base, EpisodeRow, JSONType, UTCDateTime
 from mobile_agent.store.store import TrajectoryStore
 
@@ -72,6 +73,7 @@ class JudgmentInfo(JudgmentRecord):
     created_at: datetime
 
 
+@retried
 def record_judgment(store: TrajectoryStore, record: JudgmentRecord) -> JudgmentInfo:
     """Write one judgment and commit. StoreError when the episode does not exist or the record is inconsistent."""
     if record.source not in SOURCES:
@@ -103,6 +105,7 @@ def record_judgment(store: TrajectoryStore, record: JudgmentRecord) -> JudgmentI
     return _info(row)
 
 
+@retried
 def judgments(
     store: TrajectoryStore,
     episode_id: str,

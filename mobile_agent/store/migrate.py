@@ -21,6 +21,8 @@ ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("episodes", "owner", 2),
     ("episodes", "heartbeat_at", 2),
     ("steps", "status", 2),
+    ("episodes", "lease_epoch", 3),
+    ("steps", "lease_epoch", 3),
 )
 
 

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select, update
 
 from mobile_agent.actions import Outcome
+from mobile_agent.errors import StoreError
 from mobile_agent.store.convert import now_utc
+from mobile_agent.store.outages import retried
 from mobile_agent.store.process import is_this_host, owner_gone, this_process
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.schema import EpisodeRow, StepRow
@@ -69,6 +71,7 @@ def gone_owner_reason(owner: str | None, heartbeat_age_s: float | None, lease: f
     return None
 
 
+@retried
 def end_gone_episodes(store: TrajectoryStore, *, lease: float | None = None) -> list[GoneEpisode]:
     """End as ``interrupted`` every running episode whose owner is gone, saying why and what may have happened."""
     lease = lease_s() if lease is None else lease
@@ -122,16 +125,22 @@ def _last_step_note(session: object, episode_id: str) -> str:
     return f"its last step, step {row.index} ({action}), is recorded as done"
 
 
-def claim_episode(store: TrajectoryStore, episode_id: str) -> None:
-    """This process runs the episode from now on (a resumed episode, which another process started)."""
+@retried
+def claim_episode(store: TrajectoryStore, episode_id: str) -> int:
+    """This process runs the episode from now on (a resumed episode, which another process started): its lease
+    epoch goes one up, so whoever held it before can no longer record a step in it. Returns the new epoch."""
     with store.write_session() as session:
-        session.execute(
-            update(EpisodeRow)
-            .where(EpisodeRow.id == episode_id)
-            .values(owner=this_process(), heartbeat_at=now_utc())
-        )
+        row = session.get(EpisodeRow, episode_id, with_for_update=True)
+        if row is None:
+            raise StoreError(f"no episode {episode_id!r} to take over")
+        row.owner, row.heartbeat_at = this_process(), now_utc()
+        row.lease_epoch = (row.lease_epoch or 1) + 1
+        epoch = row.lease_epoch
+    store.hold_epoch(episode_id, epoch)
+    return epoch
 
 
+@retried
 def beat(store: TrajectoryStore, episode_id: str) -> bool:
     """Renew the heartbeat of an episode this process owns; False when it is no longer ours or no longer running."""
     with store.write_session() as session:
@@ -180,6 +189,8 @@ class Heartbeat:
         try:
             beat(self.store, self.episode_id)
             self._last = time.monotonic()
+        except StoreError as exc:  # said once by the store when it went; the lease is many beats long
+            log.debug("heartbeat of episode %s failed: %s", self.episode_id, exc.one_line())
         except Exception:  # noqa: BLE001 - one missed beat is harmless; the lease is many beats long
             log.warning("heartbeat of episode %s failed", self.episode_id, exc_info=True)
 

@@ -26,6 +26,7 @@ from mobile_agent.actions import Action, Outcome
 from mobile_agent.errors import StoreError, UserError
 from mobile_agent.store.convert import json_safe, now_utc
 from mobile_agent.store.files import as_jpeg, screenshot_name, write_atomic
+from mobile_agent.store.outages import retried
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.schema import Base, EpisodeRow, JSONType, UTCDateTime
 from mobile_agent.store.store import TrajectoryStore
@@ -124,6 +125,7 @@ def _info(row: PauseRow) -> PauseInfo:
     )
 
 
+@retried
 def create_pause(store: TrajectoryStore, record: PauseRecord) -> PauseInfo:
     if record.kind not in PAUSE_KINDS:
         raise StoreError(f"unknown pause kind {record.kind!r} (known: {', '.join(PAUSE_KINDS)})")
@@ -155,6 +157,7 @@ def create_pause(store: TrajectoryStore, record: PauseRecord) -> PauseInfo:
     return _info(row)
 
 
+@retried
 def open_pause(store: TrajectoryStore, episode_id: str) -> PauseInfo | None:
     with store.read_session() as session:
         row = session.scalar(
@@ -166,6 +169,7 @@ def open_pause(store: TrajectoryStore, episode_id: str) -> PauseInfo | None:
         return _info(row) if row is not None else None
 
 
+@retried
 def pauses(store: TrajectoryStore, episode_id: str) -> list[PauseInfo]:
     """Every pause of an episode, oldest first."""
     with store.read_session() as session:
@@ -175,6 +179,7 @@ def pauses(store: TrajectoryStore, episode_id: str) -> list[PauseInfo]:
         return [_info(row) for row in rows]
 
 
+@retried
 def mark_resumed(store: TrajectoryStore, pause_id: int, reply: str | None) -> None:
     with store.write_session() as session:
         done = session.execute(
@@ -188,6 +193,7 @@ def mark_resumed(store: TrajectoryStore, pause_id: int, reply: str | None) -> No
             )
 
 
+@retried
 def reopen_episode(store: TrajectoryStore, episode_id: str) -> None:
     """A needs_user episode becomes running again, so that the same episode records its next steps."""
     with store.write_session() as session:
@@ -205,6 +211,7 @@ def reopen_episode(store: TrajectoryStore, episode_id: str) -> None:
         row.ended_at = None
 
 
+@retried
 def reserved_devices(store: TrajectoryStore, now: datetime | None = None) -> list[PauseInfo]:
     """Open pauses whose phone is still held for a person (a scheduler should not hand these phones out)."""
     moment = now or now_utc()
@@ -213,6 +220,7 @@ def reserved_devices(store: TrajectoryStore, now: datetime | None = None) -> lis
         return [info for info in map(_info, rows) if info.reserved(moment)]
 
 
+@retried
 def is_reserved(store: TrajectoryStore, serial: str, adb_server: str | None = None) -> PauseInfo | None:
     return next(
         (
@@ -224,6 +232,7 @@ def is_reserved(store: TrajectoryStore, serial: str, adb_server: str | None = No
     )
 
 
+@retried
 def stage_screenshot(
     store: TrajectoryStore, episode_id: str, index: int, screenshot: bytes | Image.Image
 ) -> Path:

@@ -18,6 +18,7 @@ from sqlalchemy import Integer, String, Text, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from mobile_agent.store.convert import now_utc
+from mobile_agent.store.outages import retried
 from mobile_agent.store.pauses import RESUMED, PauseRow, reserved_devices
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.schema import Base, EpisodeRow, UTCDateTime
@@ -77,6 +78,7 @@ def _device_row(session: Session, key: str, serial: str, adb_server: str) -> Far
     return row
 
 
+@retried
 def lease_device(
     store: TrajectoryStore,
     key: str,
@@ -117,6 +119,7 @@ def lease_device(
     return False
 
 
+@retried
 def lease_devices(
     store: TrajectoryStore,
     phones: Sequence[tuple[str, str, str]],
@@ -156,6 +159,7 @@ def lease_devices(
     return set()
 
 
+@retried
 def release_devices(store: TrajectoryStore, keys: Sequence[str], *, worker: str) -> None:
     """Give back the leases ``worker`` holds on these phones (one transaction)."""
     if not keys:
@@ -168,6 +172,7 @@ def release_devices(store: TrajectoryStore, keys: Sequence[str], *, worker: str)
         )
 
 
+@retried
 def renew_device_leases(store: TrajectoryStore, keys: Sequence[str], *, worker: str, lease_s: float) -> int:
     """Extend the leases ``worker`` still holds on these phones; a lease released meanwhile stays released."""
     if not keys:
@@ -182,6 +187,7 @@ def renew_device_leases(store: TrajectoryStore, keys: Sequence[str], *, worker: 
         return result.rowcount
 
 
+@retried
 def release_device(store: TrajectoryStore, key: str, *, worker: str) -> None:
     with store.write_session() as session:
         session.execute(
@@ -191,6 +197,7 @@ def release_device(store: TrajectoryStore, key: str, *, worker: str) -> None:
         )
 
 
+@retried
 def record_device_result(
     store: TrajectoryStore,
     key: str,
@@ -222,6 +229,7 @@ def record_device_result(
         return _device_info(row)
 
 
+@retried
 def postpone_probe(store: TrajectoryStore, key: str, *, probe_after_s: float, reason: str) -> None:
     """A quarantined phone failed its probe: stay quarantined, try again later."""
     with store.write_session() as session:
@@ -236,6 +244,7 @@ def postpone_probe(store: TrajectoryStore, key: str, *, probe_after_s: float, re
         )
 
 
+@retried
 def farm_devices(store: TrajectoryStore) -> list[FarmDeviceInfo]:
     with store.read_session() as session:
         return [
@@ -243,6 +252,7 @@ def farm_devices(store: TrajectoryStore) -> list[FarmDeviceInfo]:
         ]
 
 
+@retried
 def farm_device(store: TrajectoryStore, key: str) -> FarmDeviceInfo | None:
     with store.read_session() as session:
         row = session.get(FarmDeviceRow, key)
@@ -275,6 +285,7 @@ class PersonHold:
     how: str  # paused | resumed
 
 
+@retried
 def person_holds(store: TrajectoryStore, now: datetime | None = None) -> list[PersonHold]:
     """Every phone held for a person right now. A resumed episode holds its phone at most as long again as its
     pause reserved it (so a resume process that died does not hold the phone forever)."""

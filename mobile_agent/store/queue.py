@@ -30,6 +30,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     case,
+    func,
     insert,
     or_,
     select,
@@ -37,8 +38,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from mobile_agent.actions import Outcome
 from mobile_agent.store.convert import json_safe, now_utc
-from mobile_agent.store.schema import Base, JSONType, UTCDateTime
+from mobile_agent.store.outages import retried
+from mobile_agent.store.process import Owner
+from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.schema import Base, EpisodeRow, JSONType, UTCDateTime
 from mobile_agent.store.store import TrajectoryStore
 
 
@@ -171,6 +176,7 @@ def parse_requires_key(key: str) -> frozenset[str]:
 
 
 # -------------------------------------------------------------------------------------------------- the queue
+@retried
 def enqueue_tasks(store: TrajectoryStore, run_id: str, tasks: Sequence[NewTask]) -> int:
     """Add tasks to a run; a seq already present is skipped, so enqueuing the same file twice adds nothing.
 
@@ -204,6 +210,7 @@ def enqueue_tasks(store: TrajectoryStore, run_id: str, tasks: Sequence[NewTask])
     return len(rows)
 
 
+@retried
 def claim_task(
     store: TrajectoryStore,
     *,
@@ -312,6 +319,7 @@ def _release(row: QueueTaskRow) -> None:
     row.lease_until = None
 
 
+@retried
 def finish_task(
     store: TrajectoryStore, claim: Claim, *, episode_id: str | None, outcome: str, detail: str | None = None
 ) -> bool:
@@ -330,6 +338,7 @@ def finish_task(
         return True
 
 
+@retried
 def retry_task(
     store: TrajectoryStore,
     claim: Claim,
@@ -373,6 +382,7 @@ def retry_task(
         return TaskState(row.state)
 
 
+@retried
 def renew_claims(store: TrajectoryStore, claims: Sequence[Claim], lease_s: float) -> int:
     """Extend the leases of claims still held; returns how many were renewed."""
     if not claims:
@@ -394,6 +404,36 @@ def renew_claims(store: TrajectoryStore, claims: Sequence[Claim], lease_s: float
     return renewed
 
 
+FENCED_DETAIL = "interrupted: the worker that ran it stopped (or lost its lease) and the task was taken back"
+
+
+def _fence_episodes(session: Session, row: QueueTaskRow, now: datetime) -> None:
+    """In the transaction that takes a claim back: end the episodes its worker still runs for it (same process,
+    run and phone) and move their lease epoch on, so that worker can record no step once the task can pass to
+    another (fencing; the worker, should it come back, finds its writes refused)."""
+    owner = Owner.parse(row.worker or "")
+    if owner is None or not row.device:
+        return
+    serial = row.device.rsplit("/", 1)[-1]
+    session.execute(
+        update(EpisodeRow)
+        .where(
+            EpisodeRow.status == EpisodeStatus.RUNNING.value,
+            EpisodeRow.run_id == row.run_id,
+            EpisodeRow.device == serial,
+            EpisodeRow.owner.startswith(f"{owner.host}:{owner.pid}:", autoescape=True),
+        )
+        .values(
+            status=EpisodeStatus.ENDED.value,
+            outcome=str(Outcome.INTERRUPTED),
+            outcome_detail=FENCED_DETAIL,
+            ended_at=now,
+            lease_epoch=func.coalesce(EpisodeRow.lease_epoch, 1) + 1,
+        )
+    )
+
+
+@retried
 def reclaim_tasks(
     store: TrajectoryStore,
     *,
@@ -433,6 +473,7 @@ def reclaim_tasks(
                     row.id, row.run_id, row.attempts, row.worker or "", row.device or "", result is not None
                 )
             )
+            _fence_episodes(session, row, now)
             _release(row)
             if result is not None:
                 episode_id, outcome, detail = result
@@ -450,6 +491,7 @@ def reclaim_tasks(
 
 
 __all__ = [
+    "FENCED_DETAIL",
     "Claim",
     "Failure",
     "NewTask",

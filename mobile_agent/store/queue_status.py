@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import case, func, or_, select
 
 from mobile_agent.store.convert import now_utc
+from mobile_agent.store.outages import retried
 from mobile_agent.store.queue import Failure, QueueAttemptRow, QueueTaskRow, TaskState, parse_requires_key
 from mobile_agent.store.store import TrajectoryStore
 
@@ -75,6 +76,7 @@ class RunCounts:
 
 
 # ------------------------------------------------------------------------------------------------------ queries
+@retried
 def count_servable(
     store: TrajectoryStore, *, tags: Iterable[str], run_ids: Sequence[str] | None = None
 ) -> int:
@@ -107,6 +109,7 @@ class PendingSnapshot:
         return any(parse_requires_key(key) <= have for key in self.by_requirements)
 
 
+@retried
 def pending_snapshot(store: TrajectoryStore, run_ids: Sequence[str] | None = None) -> PendingSnapshot:
     now = now_utc()
     due = case((or_(QueueTaskRow.not_before.is_(None), QueueTaskRow.not_before <= now), 1), else_=0)
@@ -121,6 +124,7 @@ def pending_snapshot(store: TrajectoryStore, run_ids: Sequence[str] | None = Non
         return PendingSnapshot({key: (int(n_due or 0), int(n)) for key, n_due, n in session.execute(query)})
 
 
+@retried
 def claimed_workers(store: TrajectoryStore, run_ids: Sequence[str] | None = None) -> set[str]:
     """Workers that hold claims now (to find the dead ones among them)."""
     query = select(QueueTaskRow.worker).where(QueueTaskRow.state == TaskState.CLAIMED.value).distinct()
@@ -130,6 +134,7 @@ def claimed_workers(store: TrajectoryStore, run_ids: Sequence[str] | None = None
         return {w for w in session.scalars(query) if w}
 
 
+@retried
 def run_counts(store: TrajectoryStore, run_id: str) -> RunCounts:
     query = (
         select(QueueTaskRow.state, func.count())
@@ -141,6 +146,7 @@ def run_counts(store: TrajectoryStore, run_id: str) -> RunCounts:
     return RunCounts(**{state.value: int(counts.get(state.value, 0)) for state in TaskState})
 
 
+@retried
 def open_run_ids(store: TrajectoryStore) -> list[str]:
     """Runs that still have pending or claimed tasks, oldest first."""
     query = (
@@ -153,6 +159,7 @@ def open_run_ids(store: TrajectoryStore) -> list[str]:
         return list(session.scalars(query))
 
 
+@retried
 def list_tasks(store: TrajectoryStore, run_id: str) -> list[QueuedTask]:
     with store.read_session() as session:
         rows = session.scalars(
@@ -161,6 +168,7 @@ def list_tasks(store: TrajectoryStore, run_id: str) -> list[QueuedTask]:
         return [_queued(row) for row in rows]
 
 
+@retried
 def list_attempts(store: TrajectoryStore, run_id: str) -> list[AttemptInfo]:
     query = (
         select(QueueAttemptRow)

@@ -26,7 +26,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from mobile_agent.store.process import this_process
 
-SCHEMA_VERSION = 2  # 2: episodes.owner, episodes.heartbeat_at, steps.status (mobile_agent.store.migrate)
+SCHEMA_VERSION = (
+    3  # 2: episodes.owner, heartbeat_at, steps.status; 3: episodes/steps.lease_epoch (migrate.py)
+)
 
 ID_LENGTH = 12  # hex characters in a run or episode id
 
@@ -121,6 +123,10 @@ class EpisodeRow(Base):
     heartbeat_at: Mapped[datetime | None] = mapped_column(
         UTCDateTime, default=lambda: datetime.now(timezone.utc)
     )
+    # The fencing token: 1 when started, one more each time another process takes the episode over (a resume,
+    # a take-over after its worker's lease lapsed). Step writes name the epoch they run under, and the store
+    # refuses them once it is stale (mobile_agent.store.step_writes). NULL: written before version 3 (epoch 1).
+    lease_epoch: Mapped[int | None] = mapped_column(Integer, default=1)
 
 
 class StepRow(Base):
@@ -164,6 +170,8 @@ class StepRow(Base):
     # intent: decided and committed before the phone was touched (its effect may be on the phone); done: performed;
     # failed: acting raised (error_text says why; the effect is unknown). NULL: written by schema version 1 (done).
     status: Mapped[str | None] = mapped_column(String(16))
+    # The lease epoch of the episode's holder when it wrote this step (NULL: unfenced, or before version 3).
+    lease_epoch: Mapped[int | None] = mapped_column(Integer)
 
 
 class DeviceRow(Base):

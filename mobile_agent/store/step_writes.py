@@ -36,6 +36,21 @@ _COUNT_STEP = (
     .where(_episodes.c.id == bindparam("b_episode"), _episodes.c.status == EpisodeStatus.RUNNING.value)
     .values(step_count=_episodes.c.step_count + 1)
 )
+# The same, fenced: only while the episode is still held under the writer's lease epoch (NULL: epoch 1, as
+# written before schema version 3). A worker whose episode was taken over writes nothing.
+_EPOCH = func.coalesce(_episodes.c.lease_epoch, 1)
+_COUNT_FENCED_STEP = _COUNT_STEP.where(_EPOCH == bindparam("b_epoch"))
+_HELD = (
+    select(_episodes.c.id)
+    .where(_episodes.c.id == bindparam("b_episode"), _EPOCH == bindparam("b_epoch"))
+    .exists()
+)
+_RUNNING = select(_episodes.c.id).where(
+    _episodes.c.id == bindparam("b_episode"), _episodes.c.status == EpisodeStatus.RUNNING.value
+)
+_LANDED = select(_steps.c.started_at, _steps.c.lease_epoch).where(
+    _steps.c.episode_id == bindparam("b_episode"), _steps.c.index == bindparam("b_index")
+)
 
 _INSERT_STEP = insert(_steps)
 
@@ -64,6 +79,12 @@ _COMPLETE_STEP = (
     )
 )
 COMPLETABLE = ("act_ms", "settle_ms", "total_ms", "error_kind", "error_text")
+_COMPLETE_FENCED_STEP = _COMPLETE_STEP.where(_HELD)
+
+
+class FencedOut(StoreError):
+    """A write from a worker that no longer holds the episode (its lease epoch is stale, or the episode was ended
+    by whoever took it over): refused, so no step is ever recorded by a worker that lost its lease."""
 
 
 def require_new_step(conn: Connection, episode_id: str, index: int) -> None:
@@ -83,19 +104,49 @@ def step_values(row: StepRow) -> dict[str, Any]:
     return {name: getattr(row, name) for name in _STEP_COLUMNS}
 
 
-def add_step(conn: Connection, episode_id: str, row: StepRow) -> None:
-    """Count the step in its (running) episode and insert its row, in the caller's transaction."""
-    counted = conn.execute(_COUNT_STEP, {"b_episode": episode_id})
+def add_step(conn: Connection, episode_id: str, row: StepRow, epoch: int | None = None) -> None:
+    """Count the step in its (running) episode and insert its row, in the caller's transaction. With ``epoch``
+    (the writer's lease epoch), FencedOut unless the episode is still held under it."""
+    if epoch is None:
+        counted = conn.execute(_COUNT_STEP, {"b_episode": episode_id})
+    else:
+        counted = conn.execute(_COUNT_FENCED_STEP, {"b_episode": episode_id, "b_epoch": epoch})
     if counted.rowcount != 1:
+        if epoch is not None and conn.execute(_RUNNING, {"b_episode": episode_id}).first() is not None:
+            raise FencedOut(
+                f"episode {episode_id} is no longer held under lease epoch {epoch} (ended or taken over): "
+                f"step {row.index} not recorded",
+                hint="another worker runs this task now; this one stops before touching the phone again",
+            )
         raise StoreError(f"episode {episode_id} ended while step {row.index} was being recorded")
     conn.execute(_INSERT_STEP, step_values(row))
 
 
+def step_landed(conn: Connection, episode_id: str, row: StepRow) -> bool:
+    """True when this very step row is already stored (a commit an outage hid from its writer)."""
+    found = conn.execute(_LANDED, {"b_episode": episode_id, "b_index": row.index}).first()
+    if found is None:
+        return False
+    started, epoch = found
+    same_start = (
+        started is not None
+        and row.started_at is not None
+        and abs((started.replace(tzinfo=None) - row.started_at.replace(tzinfo=None)).total_seconds()) < 0.001
+    )
+    return same_start and epoch == row.lease_epoch
+
+
 def complete_step_row(
-    conn: Connection, episode_id: str, index: int, from_status: str, values: dict[str, Any]
+    conn: Connection,
+    episode_id: str,
+    index: int,
+    from_status: str,
+    values: dict[str, Any],
+    epoch: int | None = None,
 ) -> int:
-    """Set the completion columns of step ``index`` while it has ``from_status``; how many rows changed."""
-    params = {
+    """Set the completion columns of step ``index`` while it has ``from_status`` (and, with ``epoch``, while the
+    episode is still held under it); how many rows changed."""
+    params: dict[str, Any] = {
         "b_episode": episode_id,
         "b_index": index,
         "b_from": from_status,
@@ -103,7 +154,17 @@ def complete_step_row(
         "v_ended_at": values["ended_at"],
     }
     params.update({f"v_{name}": values.get(name) for name in COMPLETABLE})
-    return conn.execute(_COMPLETE_STEP, params).rowcount
+    if epoch is None:
+        return conn.execute(_COMPLETE_STEP, params).rowcount
+    return conn.execute(_COMPLETE_FENCED_STEP, {**params, "b_epoch": epoch}).rowcount
 
 
-__all__ = ["COMPLETABLE", "add_step", "complete_step_row", "require_new_step", "step_values"]
+__all__ = [
+    "COMPLETABLE",
+    "FencedOut",
+    "add_step",
+    "complete_step_row",
+    "require_new_step",
+    "step_landed",
+    "step_values",
+]

@@ -19,8 +19,8 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from typing import Any
 from PIL import Image
 from sqlalchemy import Connection, Engine, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from mobile_agent.actions import Outcome
 from mobile_agent.errors import StoreError, UserError
@@ -50,7 +50,7 @@ from mobile_agent.store.engine import (
     make_directory,
     resolve_location,
 )
-from mobile_agent.store.faults import open_hint, refuse_foreign_database, store_fault, store_faults
+from mobile_agent.store.faults import open_hint, refuse_foreign_database, store_fault
 from mobile_agent.store.files import (
     as_jpeg,
     hierarchy_name,
@@ -62,6 +62,7 @@ from mobile_agent.store.files import (
 from mobile_agent.store.integrity import IntegrityChecker
 from mobile_agent.store.lookup import LIST_HINT, RowT, as_outcome, resolve_id, validate_step
 from mobile_agent.store.migrate import migrate
+from mobile_agent.store.outages import Outage, retried, until_done
 from mobile_agent.store.owners import end_gone_episodes
 from mobile_agent.store.records import (
     DeviceInfo,
@@ -82,7 +83,8 @@ from mobile_agent.store.schema import (
     SchemaInfoRow,
     StepRow,
 )
-from mobile_agent.store.step_writes import add_step, require_new_step
+from mobile_agent.store.sessions import Transactions
+from mobile_agent.store.step_writes import FencedOut, add_step, require_new_step, step_landed
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +113,16 @@ class TrajectoryStore:
     def __init__(self, engine: Engine, location: StoreLocation) -> None:
         self._engine = engine
         self._location = location
-        self._reads = sessionmaker(engine, expire_on_commit=False)
         self._write_engine = engine.execution_options(**{WRITE_OPTION: True})
-        self._writes = sessionmaker(self._write_engine, expire_on_commit=False)
-        self._write_lock = _lock_for(location)
+        write_lock = _lock_for(location)
         # An in-memory SQLite has a single shared connection, so reads must not interleave with writes either.
         in_memory = location.is_sqlite and location.sqlite_path is None
-        self._read_lock: AbstractContextManager[Any] = self._write_lock if in_memory else nullcontext()
+        read_lock: AbstractContextManager[Any] = write_lock if in_memory else nullcontext()
+        self.outage = Outage(location.display_url)  # one line when the database goes, one when it returns
+        self._epochs: dict[str, int] = {}  # episode id -> the lease epoch this process runs it under
+        self._tx = Transactions(
+            engine, self._write_engine, self.describe_location, write_lock, read_lock, self.outage
+        )
 
     # ----------------------------------------------------------------------------------------------- lifecycle
     @classmethod
@@ -239,30 +244,23 @@ class TrajectoryStore:
     def engine(self) -> Engine:
         return self._engine
 
-    @contextmanager
-    def write_session(self) -> Iterator[Session]:
-        """A session in a transaction that commits on exit. For modules that add tables (task queue, judgments).
-        A full disk, a read-only or locked database comes out as a one-line StoreError with a hint."""
-        with store_faults(self.describe_location()), self._write_lock, self._writes.begin() as session:
-            yield session
+    # The store's transactions (mobile_agent.store.sessions): a session that commits on exit (for modules that add
+    # tables) or a Core connection (the per-step writes, mobile_agent.store.step_writes). A full disk, a read-only
+    # or locked database is a one-line StoreError with a hint; an outage is waited out (store/outages.py).
+    def write_session(self) -> AbstractContextManager[Session]:
+        return self._tx.write_session()
 
-    @contextmanager
-    def read_session(self) -> Iterator[Session]:
-        with store_faults(self.describe_location()), self._read_lock, self._reads() as session:
-            yield session
+    def read_session(self) -> AbstractContextManager[Session]:
+        return self._tx.read_session()
 
-    @contextmanager
-    def write_connection(self) -> Iterator[Connection]:
-        """Like ``write_session``, a Core connection: for the per-step writes (mobile_agent.store.step_writes)."""
-        with store_faults(self.describe_location()), self._write_lock, self._write_engine.begin() as conn:
-            yield conn
+    def write_connection(self) -> AbstractContextManager[Connection]:
+        return self._tx.write_connection()
 
-    @contextmanager
-    def read_connection(self) -> Iterator[Connection]:
-        with store_faults(self.describe_location()), self._read_lock, self._engine.connect() as conn:
-            yield conn
+    def read_connection(self) -> AbstractContextManager[Connection]:
+        return self._tx.read_connection()
 
     # ----------------------------------------------------------------------------------------------------- runs
+    @retried
     def create_run(self, name: str, config: Mapping[str, Any] | None = None) -> RunInfo:
         safe_config = json_safe(dict(config or {}))
         with self.write_session() as session:
@@ -276,6 +274,7 @@ class TrajectoryStore:
             session.add(row)
         return run_info(row)
 
+    @retried
     def finish_run(self, run_id: str, status: RunStatus | str = RunStatus.ENDED) -> RunInfo:
         status = RunStatus(status)
         with self.write_session() as session:
@@ -286,10 +285,12 @@ class TrajectoryStore:
             row.ended_at = now_utc()
         return run_info(row)
 
+    @retried
     def run(self, id_or_prefix: str) -> RunInfo:
         with self.read_session() as session:
             return run_info(resolve_id(session, RunRow, id_or_prefix, "run"))
 
+    @retried
     def list_runs(self, *, limit: int | None = 20) -> list[RunInfo]:
         query = select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)
         with self.read_session() as session:
@@ -310,30 +311,48 @@ class TrajectoryStore:
         meta: Mapping[str, Any] | None = None,
     ) -> EpisodeInfo:
         safe_meta = json_safe(dict(meta or {}))
-        with self.write_session() as session:
-            if run_id is not None and session.get(RunRow, run_id) is None:
-                raise StoreError(f"cannot start an episode in run {run_id!r}: no such run")
-            if source_episode_id is not None and session.get(EpisodeRow, source_episode_id) is None:
-                raise UserError(f"no episode {source_episode_id!r} to replay", hint=LIST_HINT)
-            row = EpisodeRow(
-                id=self._fresh_id(session, EpisodeRow),
-                run_id=run_id,
-                task=task,
-                app=app,
-                device=device,
-                family=family,
-                model=model,
-                base_url=redact_url(base_url) if base_url else None,
-                status=EpisodeStatus.RUNNING.value,
-                started_at=now_utc(),
-                step_count=0,
-                source_episode_id=source_episode_id,
-                meta=safe_meta,
-            )
-            session.add(row)
+        fixed: list[str] = []  # the id, kept across a retry after an outage (its commit may have landed)
+
+        def attempt(retry: bool) -> EpisodeRow:
+            with self.write_session() as session:
+                if retry and fixed and (found := session.get(EpisodeRow, fixed[0])) is not None:
+                    return found
+                if run_id is not None and session.get(RunRow, run_id) is None:
+                    raise StoreError(f"cannot start an episode in run {run_id!r}: no such run")
+                if source_episode_id is not None and session.get(EpisodeRow, source_episode_id) is None:
+                    raise UserError(f"no episode {source_episode_id!r} to replay", hint=LIST_HINT)
+                fixed[:] = fixed or [self._fresh_id(session, EpisodeRow)]
+                row = EpisodeRow(
+                    id=fixed[0],
+                    run_id=run_id,
+                    task=task,
+                    app=app,
+                    device=device,
+                    family=family,
+                    model=model,
+                    base_url=redact_url(base_url) if base_url else None,
+                    status=EpisodeStatus.RUNNING.value,
+                    started_at=now_utc(),
+                    step_count=0,
+                    source_episode_id=source_episode_id,
+                    meta=safe_meta,
+                )
+                session.add(row)
+                return row
+
+        row = until_done(self.outage, attempt)
+        self._epochs[row.id] = row.lease_epoch or 1
         log.debug("episode %s started on %s: %s", row.id, device, task)
         return episode_info(row)
 
+    def epoch_of(self, episode_id: str) -> int | None:
+        """The lease epoch this process runs the episode under (None: not here); set by ``hold_epoch``."""
+        return self._epochs.get(episode_id)
+
+    def hold_epoch(self, episode_id: str, epoch: int) -> None:  # mobile_agent.store.owners.claim_episode
+        self._epochs[episode_id] = epoch
+
+    @retried
     def finish_episode(
         self,
         episode_id: str,
@@ -343,25 +362,33 @@ class TrajectoryStore:
         answer: str | None = None,
     ) -> EpisodeInfo:
         value = as_outcome(outcome)
+        epoch = self._epochs.get(episode_id)
         with self.write_session() as session:
             row = session.get(EpisodeRow, episode_id, with_for_update=True)
             if row is None:
                 raise StoreError(f"no episode {episode_id!r} to finish")
             if row.status != EpisodeStatus.RUNNING.value:
                 raise StoreError(f"episode {episode_id} already ended ({row.outcome})")
+            if epoch is not None and (row.lease_epoch or 1) != epoch:
+                raise FencedOut(
+                    f"episode {episode_id} was taken over (lease epoch {row.lease_epoch}, ours {epoch})"
+                )
             row.status = EpisodeStatus.ENDED.value
             row.outcome = value
             row.outcome_detail = clip_text(detail)
             row.answer = clip_text(answer)
             row.ended_at = now_utc()
+        self._epochs.pop(episode_id, None)
         log.debug("episode %s ended: %s", episode_id, value)
         return episode_info(row)
 
+    @retried
     def episode(self, id_or_prefix: str) -> EpisodeInfo:
         """An episode by its id or a unique prefix of it; UserError when unknown or ambiguous."""
         with self.read_session() as session:
             return episode_info(resolve_id(session, EpisodeRow, id_or_prefix, "episode"))
 
+    @retried
     def list_episodes(
         self,
         *,
@@ -387,6 +414,7 @@ class TrajectoryStore:
         with self.read_session() as session:
             return [episode_info(row) for row in session.scalars(query)]
 
+    @retried
     def mark_running_as(
         self,
         outcome: Outcome | str,
@@ -433,7 +461,8 @@ class TrajectoryStore:
     ) -> StepInfo:
         """Write the step's files, then its row, and commit before returning."""
         validate_step(step)
-        self._require_new_step(episode_id, step.index)
+        epoch = self._epochs.get(episode_id)
+        until_done(self.outage, lambda retry: self._require_new_step(episode_id, step.index))
         written: list[Path] = []
         shot_rel = shot_sha = hierarchy_rel = None
         shot_size = None
@@ -449,8 +478,8 @@ class TrajectoryStore:
                 write_atomic(self.root / hierarchy_rel, hierarchy.encode("utf-8"))
                 written.append(self.root / hierarchy_rel)
             row = step_row(episode_id, step, shot_rel, shot_sha, shot_size, hierarchy_rel)
-            with self.write_connection() as conn:
-                add_step(conn, episode_id, row)
+            row.lease_epoch = epoch
+            until_done(self.outage, lambda retry: self._add_step(episode_id, row, epoch, retry))
         except IntegrityError as exc:
             # Another writer recorded this index in the meantime; its files are the ones on disk now.
             raise StoreError(f"episode {episode_id} already has a step {step.index}") from exc
@@ -462,10 +491,17 @@ class TrajectoryStore:
             raise
         return step_info(row)
 
+    def _add_step(self, episode_id: str, row: StepRow, epoch: int | None, retry: bool) -> None:
+        with self.write_connection() as conn:
+            if retry and step_landed(conn, episode_id, row):
+                return  # the outage hid a commit that went through
+            add_step(conn, episode_id, row, epoch)
+
     def _require_new_step(self, episode_id: str, index: int) -> None:
         with self.read_connection() as conn:
             require_new_step(conn, episode_id, index)
 
+    @retried
     def steps(self, episode_id: str) -> list[StepInfo]:
         """All steps of an episode (id or unique prefix), in index order."""
         with self.read_session() as session:
@@ -475,6 +511,7 @@ class TrajectoryStore:
             )
             return [step_info(row) for row in rows]
 
+    @retried
     def step(self, episode_id: str, index: int) -> StepInfo:
         with self.read_session() as session:
             full_id = resolve_id(session, EpisodeRow, episode_id, "episode").id
@@ -498,6 +535,7 @@ class TrajectoryStore:
         )
 
     # -------------------------------------------------------------------------------------------------- devices
+    @retried
     def upsert_device(
         self,
         serial: str,
@@ -534,12 +572,14 @@ class TrajectoryStore:
                     raise
         raise AssertionError("unreachable")
 
+    @retried
     def devices(self) -> list[DeviceInfo]:
         with self.read_session() as session:
             rows = session.scalars(select(DeviceRow).order_by(DeviceRow.adb_server, DeviceRow.serial))
             return [device_info(row) for row in rows]
 
     # ------------------------------------------------------------------------------------------------ integrity
+    @retried
     def check_integrity(self, *, verify_hashes: bool = True) -> list[str]:
         """Problems found, one sentence each; empty when the store is consistent."""
         with self.read_session() as session:

@@ -10,10 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mobile_agent.actions import Outcome
-from mobile_agent.errors import DeviceError, ModelUnavailable, UserError
+from mobile_agent.errors import DeviceError, MobileAgentError, ModelUnavailable, UserError
 from mobile_agent.farm.health import probe_online
 from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState
 from mobile_agent.farm.leases import hold_on
+from mobile_agent.farm.scheduler import weather
 from mobile_agent.farm.scheduler.endpoint import EndpointGate
 from mobile_agent.farm.scheduler.holds import (
     HoldBudget,
@@ -40,6 +41,8 @@ from mobile_agent.store import phones as phone_db
 from mobile_agent.store import queue as q
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.convert import now_utc
+from mobile_agent.store.outages import StoreUnavailable, wait_bound
+from mobile_agent.store.step_writes import FencedOut
 from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
@@ -64,6 +67,7 @@ class PhoneWorker(threading.Thread):
         # This worker leases the phone, so only it changes the phone's farm row: it is read once, then kept.
         self._device: phone_db.FarmDeviceInfo | None = None
         self.tags: frozenset[str] = phone.entry.all_tags(pool.extra_tags.get(phone.key, ()))
+        self.stranded: tuple[q.Claim, JobResult] | None = None  # a task an outage left unreported
 
     # --- helpers --------------------------------------------------------------------------------------------
     def _emit(self, kind: str, claim: q.Claim | None = None, **fields: Any) -> None:
@@ -86,29 +90,13 @@ class PhoneWorker(threading.Thread):
             self._emit("busy_elsewhere", detail="another worker holds this phone's lease")
             return
         try:
-            while not pool.stopping.is_set():
-                if not self._usable() or self._held_for_person():
-                    continue
-                if continue_answered(self):  # a person answered an episode that paused on this phone
-                    continue
-                if not pool.gate.wait(pool.stopping):
-                    break
-                pending = pool.pending()
-                claim = None
-                if pending.due_for(self.tags):
-                    claim = q.claim_task(
-                        pool.store,
-                        worker=pool.worker_id,
-                        device=self.entry.key,
-                        tags=self.tags,
-                        run_ids=pool.run_ids,
-                        lease_s=self.cfg.lease_s,
-                    )
-                if claim is None:
-                    self.status = "idle" if pending.any_for(self.tags) else "starved"
-                    pool.stopping.wait(self.cfg.poll_s)
-                    continue
-                self._execute(claim)
+            with wait_bound(self._lease_deadline):
+                while not pool.stopping.is_set():
+                    try:
+                        self._serve()
+                    except StoreUnavailable as exc:
+                        if not weather.ride_out(self, exc):
+                            break
         except Exception:  # noqa: BLE001 - a worker must never die silently; the pool sees "stopped"
             log.exception("worker for %s crashed", self.entry.serial)
         finally:
@@ -118,6 +106,38 @@ class PhoneWorker(threading.Thread):
             ):  # this worker died alone; a stopping pool releases every phone at once
                 pool.release_phone(self.entry)
             pool.nudge()
+
+    def _lease_deadline(self) -> float | None:
+        """While this worker runs a task, its store waits end before the claim's lease could lapse."""
+        return self.pool.lease_deadline() if self.claim is not None else None
+
+    def _serve(self) -> None:
+        """One turn of the worker's loop: settle what an outage left, then a person's answer or a task."""
+        pool = self.pool
+        if self.stranded is not None:
+            weather.settle(self)
+        if not self._usable() or self._held_for_person():
+            return
+        if continue_answered(self):  # a person answered an episode that paused on this phone
+            return
+        if not pool.gate.wait(pool.stopping):
+            return
+        pending = pool.pending()
+        claim = None
+        if pending.due_for(self.tags):
+            claim = q.claim_task(
+                pool.store,
+                worker=pool.worker_id,
+                device=self.entry.key,
+                tags=self.tags,
+                run_ids=pool.run_ids,
+                lease_s=self.cfg.lease_s,
+            )
+        if claim is None:
+            self.status = "idle" if pending.any_for(self.tags) else "starved"
+            pool.stopping.wait(self.cfg.poll_s)
+            return
+        self._execute(claim)
 
     def _usable(self) -> bool:
         """False (after waiting a little) while the phone is quarantined and not yet due for a probe."""
@@ -207,11 +227,17 @@ class PhoneWorker(threading.Thread):
             result = JobResult(self.episode_id, Outcome.error(getattr(exc, "kind", "device")), exc.one_line())
         except UserError as exc:  # the task is wrong (unknown family, app, ...): its error, never the phone's
             result = JobResult(self.episode_id, Outcome.error(CONFIG_ERROR), exc.one_line())
+        except StoreUnavailable as exc:  # the store is gone: the task is settled once it is back
+            self.stranded = (claim, JobResult(self.episode_id, Outcome.INTERRUPTED, exc.one_line()))
+            raise
+        except FencedOut as exc:  # the task's lease passed to another worker: nothing more on this phone
+            result = JobResult(self.episode_id, Outcome.INTERRUPTED, exc.one_line())
         except Exception as exc:  # noqa: BLE001 - unknown trouble is the phone's until proven otherwise
             log.exception("task %s on %s failed unexpectedly", claim.label, self.entry.serial)
             result = JobResult(self.episode_id, Outcome.error("runtime"), f"{type(exc).__name__}: {exc}")
         finally:
-            self.pool.untrack(claim)
+            if self.stranded is None:
+                self.pool.untrack(claim)  # a stranded claim is still renewed until it is settled
         if result.outcome == Outcome.NEEDS_USER:
             self.status = "attending"  # the pool waits for this worker to open the question's window
         try:
@@ -323,6 +349,8 @@ class WorkerPool:
         self._pending_at: float | None = None
         self._pending_lock = threading.Lock()
         self.hold_budget = HoldBudget(len(self.workers), self.config.hold_share)
+        self._renewed_at = time.monotonic()  # the last heartbeat that renewed the claims and leases
+        self.store_failure: StoreUnavailable | None = None  # the outage that outlasted its bound
         self.windows = WindowCache(self, self.config.poll_s)
 
     # --- bookkeeping used by workers --------------------------------------------------------------------------
@@ -369,6 +397,8 @@ class WorkerPool:
             self._leased -= set(keys)
         try:
             phone_db.release_devices(self.store, keys, worker=self.worker_id)
+        except MobileAgentError as exc:  # the leases lapse by themselves
+            log.warning("could not release the phones' leases: %s", exc.one_line())
         except Exception:  # noqa: BLE001 - the leases lapse by themselves
             log.warning("could not release the phones' leases", exc_info=True)
 
@@ -377,6 +407,8 @@ class WorkerPool:
             self._leased.discard(entry.key)
         try:
             phone_db.release_device(self.store, entry.key, worker=self.worker_id)
+        except MobileAgentError as exc:  # the lease lapses by itself
+            log.warning("could not release the lease on %s: %s", entry.serial, exc.one_line())
         except Exception:  # noqa: BLE001 - the lease lapses by itself
             log.warning("could not release the lease on %s", entry.serial, exc_info=True)
 
@@ -419,15 +451,38 @@ class WorkerPool:
         while not self.stopping.wait(self.config.heartbeat_s):
             self._renew()
 
+    def lease_deadline(self) -> float:
+        """Until when (monotonic) this pool's claims surely hold: the last renewal plus the lease, less a margin
+        for an action in flight. Past it, an episode that cannot reach the store stops touching its phone."""
+        lease = self.config.lease_s
+        return self._renewed_at + lease - min(10.0, lease / 4)
+
+    def store_lost(self, exc: StoreUnavailable) -> None:
+        """The store stayed away past its bound: every worker stops; what they held is recovered by others."""
+        with self._lock:
+            first = self.store_failure is None
+            self.store_failure = self.store_failure or exc
+        if first:
+            log.warning("workers stop: %s", exc.one_line())
+        self.stopping.set()
+        self._wake.set()
+
     def _renew(self) -> None:
         with self._lock:
             claims = list(self._claims.values())
             leased = list(self._leased)
+        started = time.monotonic()
         try:
             q.renew_claims(self.store, claims, self.config.lease_s)
             phone_db.renew_device_leases(
                 self.store, leased, worker=self.worker_id, lease_s=self.config.lease_s
             )
+            self._renewed_at = started
+        except StoreUnavailable as exc:
+            self.store_lost(exc)
+            return
+        except MobileAgentError as exc:  # one missed heartbeat is harmless; the next one retries
+            log.warning("heartbeat failed: %s", exc.one_line())
         except Exception:  # noqa: BLE001 - one missed heartbeat is harmless; the next one retries
             log.warning("heartbeat failed", exc_info=True)
         self._take_over()
@@ -436,6 +491,9 @@ class WorkerPool:
         """The tasks of workers that are gone (this host: dead; any host: lease lapsed) come back to the queue."""
         try:
             recovery = take_over(self.store, self.run_ids, me=self.worker_id)
+        except MobileAgentError as exc:  # the next heartbeat tries again
+            log.warning("could not take over the tasks of stopped workers: %s", exc.one_line())
+            return
         except Exception:  # noqa: BLE001 - the next heartbeat tries again
             log.warning("could not take over the tasks of stopped workers", exc_info=True)
             return
@@ -458,6 +516,7 @@ class WorkerPool:
             )
         self._take_over()  # a restarted worker picks up what the dead one held
         self.lease_phones()
+        self._renewed_at = time.monotonic()
         self._heartbeat.start()
         for worker in self.workers:
             worker.start()

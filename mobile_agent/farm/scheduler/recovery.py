@@ -90,8 +90,9 @@ def take_over(
                 episode.id, Outcome.INTERRUPTED, detail="the batch process stopped during this episode"
             )
         except StoreError:
-            continue  # ended meanwhile
-        interrupted.append(episode.id)
+            if store.episode(episode.id).outcome_detail != q.FENCED_DETAIL:
+                continue  # ended meanwhile by its own process
+        interrupted.append(episode.id)  # ended here, or when its claim was taken back
     for episode_id in interrupted:
         discarded.extend(discard_unrecorded_files(store, episode_id))
     if reclaimed:

@@ -18,7 +18,9 @@ from mobile_agent.store.store import TrajectoryStore
 
 
 def test_a_locked_database_is_a_store_error_with_a_hint(tmp_path, monkeypatch):
+    """Locked past the outage bound (here 1 s): one line with a hint (a brief lock is waited out: test_outages)."""
     monkeypatch.setattr(store_engine, "SQLITE_BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setenv("MOBILE_AGENT_STORE_OUTAGE_S", "1")
     path = tmp_path / "mobile_agent.db"
     with TrajectoryStore.open(f"sqlite:///{path}") as store:
         holder = sqlite3.connect(path, isolation_level=None)
