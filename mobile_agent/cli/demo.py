@@ -19,8 +19,8 @@ from mobile_agent.cli.completion import complete_family
 from mobile_agent.cli.terminal import console, print_outcome, print_step
 from mobile_agent.gate.policy import PolicyAction, PolicyRule, SafetyPolicy
 from mobile_agent.model.families import DEFAULT_FAMILY
+from mobile_agent.screen.fonts import missing_font_notice
 from mobile_agent.sim.farm import SimFarm
-from mobile_agent.sim.render.fonts import FONT_HINT, cjk_font_path
 from mobile_agent.sim.scenario import load_scenario
 from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.store import TrajectoryStore
@@ -98,8 +98,9 @@ def demo_command(
         "task; every other consequential action (pay, transfer, order, delete, post, call) still asks. "
         "`mobile-agent run` allows nothing unless you say so (--allow)."
     )
-    if cjk_font_path() is None:
-        console.print(f"[yellow]no CJK font: the simulated screens show Chinese as boxes[/] ({FONT_HINT})")
+    notice = missing_font_notice()  # said once: the simulated screens' renderer then says nothing more
+    if notice:
+        console.print(f"[yellow]{escape(notice)}[/]", highlight=False)
     result = run_demo(scenario=scenario, family=family, db=db, on_step=print_step)
     print_outcome(result.episode, result.store_location)
     mark = "[green]ok[/]" if result.check_ok else "[red]not met[/]"

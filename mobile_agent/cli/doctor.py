@@ -34,13 +34,15 @@ def run_checks(
 
 
 def _font_check() -> Check:
-    """The simulated screens (demo, sim up) need a font with Chinese glyphs, or their text is boxes."""
-    from mobile_agent.sim.render.fonts import FONT_HINT, cjk_font_path
+    """The simulated screens (demo, sim up) and the reports' action labels need a font with Chinese glyphs."""
+    from mobile_agent.screen.fonts import FONT_HINT, cjk_font_path
 
     path = cjk_font_path()
     if path:
-        return Check("CJK font", "ok", f"simulated screens draw Chinese with {path}")
-    return Check("CJK font", "skip", "none found: simulated screens show Chinese as boxes", FONT_HINT)
+        return Check("CJK font", "ok", f"simulated screens and report labels draw Chinese with {path}")
+    return Check(
+        "CJK font", "skip", "none found: simulated screens and report labels show Chinese as boxes", FONT_HINT
+    )
 
 
 def _safety_check() -> Check:

@@ -10,15 +10,13 @@ import base64
 import io
 import logging
 import math
-import shutil
-import subprocess
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Point
+from mobile_agent.screen.fonts import cjk_font
 
 log = logging.getLogger(__name__)
 
@@ -28,45 +26,6 @@ LABEL_BG = (0, 0, 0, 190)
 LABEL_FG = (255, 255, 255, 255)
 THUMB_WIDTH = 360
 THUMB_QUALITY = 72
-
-_FONT_CANDIDATES = (
-    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-    "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
-    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
-    "/usr/share/fonts/noto-cjk/NotoSansCJK-Regular.ttc",
-    "/System/Library/Fonts/PingFang.ttc",
-    "C:/Windows/Fonts/msyh.ttc",
-)
-
-
-@lru_cache(maxsize=1)
-def _font_path() -> str | None:
-    """A font with Chinese glyphs (typed text is often Chinese); None falls back to Pillow's own font."""
-    for candidate in _FONT_CANDIDATES:
-        if Path(candidate).is_file():
-            return candidate
-    if shutil.which("fc-match"):
-        try:
-            out = subprocess.run(
-                ["fc-match", "-f", "%{file}", ":lang=zh"], capture_output=True, text=True, timeout=5
-            ).stdout.strip()
-        except (OSError, subprocess.TimeoutExpired):
-            out = ""
-        if out and Path(out).is_file():
-            return out
-    log.info("no CJK font found; typed Chinese text in report overlays renders as boxes")
-    return None
-
-
-@lru_cache(maxsize=16)
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    path = _font_path()
-    if path is not None:
-        try:
-            return ImageFont.truetype(path, size)
-        except OSError:
-            pass
-    return ImageFont.load_default(size)
 
 
 def draw_action(image: Image.Image, action: Action | None, scale: float = 1.0) -> Image.Image:
@@ -143,7 +102,7 @@ def _draw_label(
     pen: ImageDraw.ImageDraw, size: tuple[int, int], text: str, unit: int, *, at_top: bool
 ) -> None:
     width, height = size
-    font = _font(unit * 5)
+    font = cjk_font(unit * 5)
     text = text if len(text) <= 60 else text[:57] + "..."
     box = pen.textbbox((0, 0), text, font=font)
     pad = unit * 2
