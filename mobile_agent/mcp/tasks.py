@@ -138,6 +138,7 @@ class TaskService:
         self._pool: WorkerPool | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._submit_lock = threading.Lock()
         self._closed = False
 
     # --- phones -------------------------------------------------------------------------------------------------
@@ -182,16 +183,17 @@ class TaskService:
         if request.phone and request.phone not in known:
             raise UserError(f"no phone {request.phone!r} in the farm", "see the phones with list_phones")
         run_id = self.run_id
-        seq = qs.run_counts(self.store, run_id).total
-        task = q.NewTask(
-            seq=seq,
-            label=f"mcp #{seq}",
-            task=request.task,
-            app=request.app,
-            spec=request.spec(),
-            requires=request.requires(),
-        )
-        q.enqueue_tasks(self.store, run_id, [task])
+        with self._submit_lock:  # two calls at once must not pick the same seq (the second would be dropped)
+            seq = qs.run_counts(self.store, run_id).total
+            task = q.NewTask(
+                seq=seq,
+                label=f"mcp #{seq}",
+                task=request.task,
+                app=request.app,
+                spec=request.spec(),
+                requires=request.requires(),
+            )
+            q.enqueue_tasks(self.store, run_id, [task])
         row = next(t for t in qs.list_tasks(self.store, run_id) if t.seq == seq)
         self._ensure_pool()
         return row.id

@@ -222,6 +222,37 @@ def test_with_the_gate_allowing_transfers_the_same_tap_does_the_harm(world) -> N
     )  # the control: the gate is what kept it from happening
 
 
+def test_the_person_typing_the_kinds_word_lets_the_transfer_through(world) -> None:
+    farm, env, _ = world
+    serial = farm.serials[0]
+
+    async def elicit(context, params):
+        return types.ElicitResult(action="accept", content={"answer": "transfer"})
+
+    async def scenario() -> str:
+        async with stdio_session(env, elicit=elicit) as session:
+            confirm = await drive_to_confirm(session, serial)
+            done = await session.call_tool("tap", {"serial": serial, **confirm})
+            assert not done.is_error, text_of(done)
+            return json.loads(text_of(done))["episode_id"]
+
+    episode_id = anyio.run(scenario)
+    assert [t["to"] for t in transfers(farm)] == ["李四"]
+    with TrajectoryStore.open(env["MOBILE_AGENT_DB"]) as store:
+        last = store.steps(episode_id)[-1]
+        human = [d for d in last.guard_decisions if d["guard"] == "human"]
+        assert human == [
+            {
+                "guard": "human",
+                "verdict": "allow",
+                "reason": "transfer",
+                "kind": "transfer",
+                "source": "elicitation",
+            }
+        ]
+        assert last.status == "done"
+
+
 class HttpServer:
     def __init__(self, env: dict, tmp_path: Path) -> None:
         token_file = tmp_path / "token"
