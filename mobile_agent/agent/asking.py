@@ -51,14 +51,15 @@ def send_question(
     hints: str | None,
     correction: str | None,
     episode_id: str,
-    deadline: Deadline,
+    clock: StepClock,
 ) -> Question:
     prepared = prepare_image(screenshot, family)
     messages = family.build_messages(
         task, history, prepared, options=options, hints=hints, correction=correction
     )
-    pending = client.submit(messages, episode_id=episode_id, deadline=deadline)
-    return Question(pending, prepared, Geometry(device=size, image=prepared.size))
+    pending = client.submit(messages, episode_id=episode_id, deadline=clock.deadline)
+    clock.question = Question(pending, prepared, Geometry(device=size, image=prepared.size))
+    return clock.question
 
 
 def parse_reply(family: ModelFamily, reply: Reply, geometry: Geometry, deadline: Deadline) -> Parsed:

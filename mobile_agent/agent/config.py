@@ -84,6 +84,9 @@ class AgentConfig:
     # Before acting, the screen is read again (one request) when the gate saw something that could matter there,
     # and before any action this long after its observation: the phone does not wait while the model thinks.
     recheck_after_s: float = 3.0
+    # A phone that leaves the adb bus (DeviceLost) is waited for this long before the episode ends device_lost;
+    # when it is back, the step starts again from a fresh frame (mobile_agent.agent.blinks).
+    reconnect_wait_s: float = 60.0
 
     def snapshot(self) -> dict[str, Any]:
         """What a resumed episode needs to run with the same settings (JSON-safe)."""
@@ -97,6 +100,7 @@ class AgentConfig:
             "detect_walls": self.detect_walls,
             "reserve_s": self.reserve_s,
             "recheck_after_s": self.recheck_after_s,
+            "reconnect_wait_s": self.reconnect_wait_s,
             "prompt": asdict(self.prompt),
             "loops": asdict(self.loops),
             "safety": self.safety.to_dict(),
@@ -109,7 +113,9 @@ class AgentConfig:
         }
         plain |= {k: data[k] for k in ("step_timeout_s",) if k in data}
         plain |= {
-            k: data[k] for k in ("app_hints", "detect_walls", "reserve_s", "recheck_after_s") if k in data
+            k: data[k]
+            for k in ("app_hints", "detect_walls", "reserve_s", "recheck_after_s", "reconnect_wait_s")
+            if k in data
         }
         return cls(
             **plain,

@@ -19,12 +19,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mobile_agent.actions import POINT_KINDS, Action, ActionKind, Outcome, Size
+from mobile_agent.actions import Action, ActionKind, Outcome, Size
 from mobile_agent.agent.acting import commit_step, error_outcome, finish_or_read, launch_package
 from mobile_agent.agent.asking import Question, critic_label, parse_reply, send_question
+from mobile_agent.agent.blinks import PhoneBlinks
 from mobile_agent.agent.config import AgentConfig, EpisodeResult, NoUser, StepEvent, StopFlag, UserChannel
 from mobile_agent.agent.loops import LoopDetector, LoopGuard
 from mobile_agent.agent.overrun import StepClock
@@ -39,6 +40,7 @@ from mobile_agent.agent.step import (
     step_event,
 )
 from mobile_agent.agent.takeover import (
+    Approval,
     Wall,
     approval_from_reply,
     confirmation_question,
@@ -72,12 +74,6 @@ if TYPE_CHECKING:  # the critic's module (judges, verdicts) is only needed when 
 log = logging.getLogger(__name__)
 USER_ACTED = "The user has acted on the phone; continue from this screen."
 FLUSH_S = 5.0  # what the end of an episode may wait for the phone (the user's clipboard put back)
-
-
-@dataclass
-class _Approval:  # a person's yes while the episode was paused: it lets that one action through once
-    action: Action
-    screen_hash: int | None
 
 
 class _EpisodeEnd(Exception):
@@ -116,7 +112,7 @@ class Agent:
         self.critic = critic
         self.stop = stop or StopFlag()  # set from outside (the phone was taken over): see StopFlag
         self.screen = StepScreen(device, family, registry)
-        self._approval: _Approval | None = None
+        self._approval: Approval | None = None
 
     # ----- the loop ---------------------------------------------------------------------------------------------
     def run(
@@ -172,6 +168,7 @@ class Agent:
         self._follow_ups = FollowUps()
         self.loops.reset()
         self._heartbeat = Heartbeat(self.store, episode_id).start()  # stopped by _finish
+        self._blinks = PhoneBlinks(self.device, self.store, episode_id, self.config, self.stop)
 
     def _loop(self, first: Callable[[], None]) -> EpisodeResult:
         deadline = time.monotonic() + self.config.timeout_s
@@ -188,7 +185,8 @@ class Agent:
                 self._heartbeat.beat()
                 self.stop.check()
                 self._clock.next_step()
-                self._step()
+                if not self._blinks.through(self._step, self._clock):  # it left the bus and came back
+                    self._index, self._follow_ups = self._blinks.index_after(self._index), FollowUps()
         except _EpisodeEnd as e:
             end = e
         except DeadlineExceeded as e:  # a wait ran past the step's deadline: write the step, then the end
@@ -332,7 +330,7 @@ class Agent:
             hints=hints,
             correction="; ".join(c for c in (self._correction, loop_hint) if c) or None,
             episode_id=self._episode_id,
-            deadline=self._clock.deadline,
+            clock=self._clock,
         )
 
     def _take_reply(self, draft: StepDraft, question: Question | None) -> None:
@@ -459,9 +457,7 @@ class Agent:
     def _approved_earlier(self, action: Action, screen_hash: int, size: Size) -> bool:
         approval = self._approval
         assert approval is not None
-        same = self.loops.same_action(approval.action, action, *size)
-        if approval.screen_hash is not None and action.kind in POINT_KINDS:
-            same = same and self.loops.same_screen(approval.screen_hash, screen_hash)
+        same = approval.matches(self.loops, action, screen_hash, size)
         if not same:
             log.info("the approved action was not proposed again; the approval is dropped")
             self._approval = None
@@ -544,7 +540,7 @@ class Agent:
         if pause.screen_hash is not None and not self.loops.same_screen(pause.screen_hash, screen_hash):
             draft.thought += " (the screen changed since; the model is asked again)"
             self._record(draft, None, add_history=False)
-            self._approval = _Approval(action, None)
+            self._approval = Approval(action, None)
             return
         draft.action = action
         t0 = time.perf_counter()

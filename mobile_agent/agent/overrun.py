@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
+from typing import Any
 
 from mobile_agent.agent.step import StepDraft, step_record
 from mobile_agent.device.android import AndroidDevice
@@ -34,11 +35,12 @@ class StepClock:
         self.deadline = self.episode
         self.started = time.time()
         self.draft: StepDraft | None = None
+        self.question: Any = None  # the step's request to the model, once sent (asking.Question)
 
     def next_step(self) -> None:
         limit = Deadline.after(self.step_timeout_s, f"the step limit of {self.step_timeout_s:.0f} s")
         self.deadline = self.episode.sooner(limit)
-        self.started, self.draft = time.time(), None
+        self.started, self.draft, self.question = time.time(), None, None
         self.device.set_deadline(self.deadline)
 
     def record_overrun(

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.actions import Action
+from mobile_agent.actions import POINT_KINDS, Action, Size
+from mobile_agent.agent.loops import LoopDetector
 from mobile_agent.gate.guard import Decision
 from mobile_agent.screen.viewtree import ViewTree
 
@@ -141,7 +142,23 @@ def takeover_question(kind: str, evidence: str | None) -> str:
     return f"{what}{more} Finish it on the phone, then press Enter (or type a reply for the agent)."
 
 
+@dataclass
+class Approval:
+    """A person's yes while the episode was paused: it lets that one action through once, when the model proposes
+    it again (on the same screen, for an action aimed at a point)."""
+
+    action: Action
+    screen_hash: int | None
+
+    def matches(self, loops: LoopDetector, action: Action, screen_hash: int, size: Size) -> bool:
+        same = loops.same_action(self.action, action, *size)
+        if self.screen_hash is not None and action.kind in POINT_KINDS:
+            same = same and loops.same_screen(self.screen_hash, screen_hash)
+        return same
+
+
 __all__ = [
+    "Approval",
     "Wall",
     "approval_from_reply",
     "confirm_word",

@@ -87,6 +87,13 @@ HoldShareOpt = typer.Option(
     max=1.0,
     help="Share of the phones that may be held for people at once; one phone always stays free (0.25).",
 )
+ReconnectWaitOpt = typer.Option(
+    None,
+    "--reconnect-wait",
+    min=0,
+    help="Seconds an episode waits for a phone that left the adb bus (network phones are asked back with adb "
+    "connect) before it ends error:device_lost and the task is retried on another phone (60).",
+)
 ResetOpt = typer.Option(
     None,
     "--reset",
@@ -114,6 +121,7 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "model_retries": 4,
     "reserve": 300.0,
     "hold_share": 0.25,
+    "reconnect_wait": 60.0,
     # the safety words, stored with the run as given (see mobile_agent.farm.scheduler.policy)
     "policy": [],
     "allow": [],
@@ -184,6 +192,7 @@ def _build_pool(
             timeout_s=settings["timeout"],
             reset=ResetMode(settings["reset"]),
             reserve_s=settings["reserve"],
+            reconnect_wait_s=settings["reconnect_wait"],
         ),
         apps_dir=settings.get("apps_dir"),
         safety=safety,
@@ -307,6 +316,7 @@ def batch_command(
     allow: list[str] = AllowOpt,
     deny: list[str] = DenyOpt,
     reserve: float | None = ReserveOpt,
+    reconnect_wait: float | None = ReconnectWaitOpt,
     hold_share: float | None = HoldShareOpt,
     resume: str | None = typer.Option(None, "--resume", help="Finish the run RUN (after a crash or Ctrl-C)."),
     name: str | None = typer.Option(None, "--name", help="Name of the new run (default: the file name)."),
@@ -433,6 +443,7 @@ def worker_command(
     allow: list[str] = AllowOpt,
     deny: list[str] = DenyOpt,
     reserve: float | None = ReserveOpt,
+    reconnect_wait: float | None = ReconnectWaitOpt,
     hold_share: float | None = HoldShareOpt,
     forever: bool = typer.Option(False, "--forever", help="Keep waiting for new runs instead of exiting."),
     as_json: bool = JsonOpt,

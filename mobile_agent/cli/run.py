@@ -63,6 +63,13 @@ def run_command(
     step_timeout: float = typer.Option(
         300.0, "--step-timeout", min=1, help="No step (model request with retries, phone calls) waits longer."
     ),
+    reconnect_wait: float = typer.Option(
+        60.0,
+        "--reconnect-wait",
+        min=0,
+        help="Seconds to wait for a phone that leaves the adb bus (a network phone is asked back with adb "
+        "connect) before the episode ends error:device_lost; the step then starts again from a fresh screen.",
+    ),
     history_turns: int = typer.Option(8, "--history-turns", min=0, help="Earlier steps shown to the model."),
     history_images: int = typer.Option(
         2,
@@ -136,6 +143,7 @@ def run_command(
             max_steps=max_steps,
             timeout_s=timeout,
             step_timeout_s=step_timeout,
+            reconnect_wait_s=reconnect_wait,
             popup_rules=not no_popup_rules,
             prompt=PromptOptions(
                 max_history_turns=history_turns,

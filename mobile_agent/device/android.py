@@ -48,6 +48,7 @@ from mobile_agent.device.failures import (
 )
 from mobile_agent.device.frames import SettleOptions, compare_until_same, is_black
 from mobile_agent.device.phone_session import RPC_TIMEOUT, PhoneSession
+from mobile_agent.device.reconnect import wait_for_phone
 from mobile_agent.device.text_input import TextInput, TypingPlan
 from mobile_agent.device.u2_calls import (
     FOREGROUND_COMMAND,
@@ -225,6 +226,16 @@ class AndroidDevice:
 
     def check_state(self) -> None:
         self._session.check_state()
+
+    def await_return(self, seconds: float, poll: Callable[[], None] | None = None) -> bool:
+        """After DeviceLost: whether the phone is back on the bus within ``seconds`` (a network phone is asked back
+        with ``adb connect``); when it is, the next observation is a fresh frame over new connections."""
+        if not wait_for_phone(self._client, self.serial, seconds, poll=poll):
+            return False
+        with self._lock:
+            self._session.forget_connections()
+            self._settled = None  # the frame from before the drop is not the screen now
+        return True
 
     def _ask(
         self, calls: Sequence[Call], what: str, timeout: float = RPC_TIMEOUT, *, repeatable: bool = True

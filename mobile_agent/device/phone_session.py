@@ -95,6 +95,13 @@ class PhoneSession:
             log.warning("phone %s: %s", self.serial, exc.one_line())
             return False
 
+    def forget_connections(self) -> None:
+        """After the phone left the bus and came back: its connections are dead and its state is asked again (the
+        u2 server is found running, else started, by the next request)."""
+        self.channel.close()
+        self._adb = None
+        self._checked = self._configured = False
+
     def check_state(self) -> None:
         try:
             state = self.bounded(lambda: self.adb.get_state(), "adb get-state")

@@ -126,7 +126,10 @@ def test_phone_going_offline_ends_as_device_lost_with_steps_intact(sim_farm, sto
             farm.drop(serial, 60)
 
     with SimModelServer(family="ui-venus-2", scripts=[TEST_SCRIPTS], model_name="sim") as server:
-        result = _run(farm, server, store, "长任务测试：在微信里来回翻", on_step=drop_after_second_step)
+        config = AgentConfig(reconnect_wait_s=1)  # gone for 60 s: not back within the bound
+        result = _run(
+            farm, server, store, "长任务测试：在微信里来回翻", on_step=drop_after_second_step, config=config
+        )
     assert result.outcome == "error:device_lost", result.detail
     steps = store.steps(result.episode_id)
     assert [s.index for s in steps] == [0, 1]

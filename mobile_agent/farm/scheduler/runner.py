@@ -44,6 +44,7 @@ class EpisodeDefaults:
     timeout_s: float = 600.0
     reset: ResetMode = ResetMode.HOME
     reserve_s: float = 300.0  # how long a paused (needs_user) episode keeps its phone for a person
+    reconnect_wait_s: float = 60.0  # how long a phone that left the adb bus is waited for (agent/blinks.py)
 
 
 class CappedClient:
@@ -189,6 +190,7 @@ class AgentRunner:
             timeout_s=float(spec.get("timeout") or self.defaults.timeout_s),
             safety=policy,
             reserve_s=self.defaults.reserve_s,
+            reconnect_wait_s=self.defaults.reconnect_wait_s,
             prompt=PromptOptions(
                 history_image_scale=frames.history_scale, history_image_quality=frames.history_quality
             ),

@@ -1,0 +1,160 @@
+"""Phones that blink (issue 23): a phone that leaves the adb bus mid-episode is waited for within
+``reconnect_wait_s`` (``--reconnect-wait``), asked back with ``adb connect`` (the simulated phones are network
+phones, host:port), and the step starts again from a fresh frame; only past the bound is the episode
+``error:device_lost``. Through the real adb server from the adbutils wheel, adbutils and uiautomator2 against a
+simulated phone that really leaves the bus (its adbd cuts every connection and refuses new ones), and the model
+client against the simulated model."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mobile_agent.actions import Outcome
+from mobile_agent.agent.config import AgentConfig
+from mobile_agent.agent.runtime import run_task
+from mobile_agent.gate.policy import parse_policy
+from mobile_agent.sim.scenario import load_scenario
+from mobile_agent.sim.servers.model_server import SimModelServer
+from mobile_agent.store.store import TrajectoryStore
+
+CLI = [sys.executable, "-m", "mobile_agent.cli.app"]
+SEND = parse_policy(allow=["send@com.tencent.mm"])
+
+
+@pytest.fixture
+def store(tmp_path):
+    with TrajectoryStore.open(root=tmp_path / "replays") as s:
+        yield s
+
+
+def _run(farm, server, store, task, **kw):
+    return run_task(
+        task,
+        device=farm.serials[0],
+        adb=f"127.0.0.1:{farm.adb_port}",
+        base_url=server.base_url,
+        model=server.model_name,
+        family="ui-venus-2",
+        store=store,
+        safety=SEND,
+        **kw,
+    )
+
+
+@pytest.mark.parametrize("at_step", [1, 3])
+def test_a_phone_gone_for_three_seconds_comes_back_and_the_episode_completes(sim_farm, store, at_step):
+    spec = load_scenario("wechat_send")
+    farm = sim_farm(1, scenario="wechat_send")
+    serial = farm.serials[0]
+    dropped: list[float] = []
+
+    def drop_after(event):
+        if event.index == at_step and not dropped:
+            dropped.append(time.monotonic())
+            farm.drop(serial, 3.0)
+
+    with SimModelServer(family="ui-venus-2", model_name="sim") as server:
+        result = _run(farm, server, store, spec.task, on_step=drop_after, config=AgentConfig(timeout_s=120))
+    assert dropped, "the phone was never dropped"
+    assert result.outcome == Outcome.FINISHED, result.detail
+    phone = farm.phones[serial]
+    check = spec.check(phone)
+    assert check.ok, check.detail
+    assert [m["text"] for m in phone.state.messages_sent] == ["晚上好"]  # sent once, not again after the drop
+    steps = store.steps(result.episode_id)
+    assert [s.index for s in steps] == list(range(len(steps)))  # no index skipped or written twice
+    assert all(s.error_kind is None for s in steps), [(s.index, s.error_kind, s.error_text) for s in steps]
+    assert store.check_integrity() == []
+    assert farm.states()[serial] == "device"
+
+
+def test_a_phone_that_stays_gone_past_the_bound_ends_device_lost(sim_farm, store):
+    farm = sim_farm(1, scenario="wechat_send")
+    serial = farm.serials[0]
+    dropped: list[float] = []
+
+    def drop_after(event):
+        if event.index == 1 and not dropped:
+            dropped.append(time.monotonic())
+            farm.drop(serial, 30.0)
+
+    with SimModelServer(family="ui-venus-2", model_name="sim") as server:
+        task, config = load_scenario("wechat_send").task, AgentConfig(reconnect_wait_s=2.0)
+        result = _run(farm, server, store, task, on_step=drop_after, config=config)
+    ended = time.monotonic()
+    assert result.outcome == "error:device_lost", result.detail
+    assert 2.0 <= ended - dropped[0] < 2.0 + 8.0, ended - dropped[0]  # waited the bound, then gave up
+    detail = result.detail or ""
+    assert "\n" not in detail and f"phone {serial} left the adb bus and was not back within 2 s" in detail
+    assert store.episode(result.episode_id).outcome == "error:device_lost"
+    steps = store.steps(result.episode_id)
+    assert [s.index for s in steps] == [0, 1] and all(s.error_kind is None for s in steps)
+    assert store.check_integrity() == []
+
+
+def _recorded_steps(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as conn:
+            return conn.execute("SELECT count(*) FROM steps").fetchone()[0]
+    except sqlite3.Error:  # not created yet, or busy: asked again
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("gone_s", "wait", "outcome", "code"),
+    [(3.0, "60", "finished", 0), (30.0, "2", "error:device_lost", 1)],
+    ids=["back-in-3-s", "gone-past-the-bound"],
+)
+def test_run_waits_for_the_phone_within_reconnect_wait(sim_farm, tmp_path, gone_s, wait, outcome, code):
+    farm = sim_farm(1, scenario="wechat_send")
+    serial, db = farm.serials[0], tmp_path / "store.db"
+    env = {**os.environ, "HOME": str(tmp_path), "COLUMNS": "200"}
+    env.pop("MOBILE_AGENT_DB", None)
+    with SimModelServer(family="ui-venus-2", model_name="sim", latency_ms=400) as server:
+        args = [
+            "run",
+            load_scenario("wechat_send").task,
+            "--device",
+            serial,
+            "--adb",
+            f"127.0.0.1:{farm.adb_port}",
+        ]
+        args += ["--base-url", server.base_url, "--model", "sim", "--family", "ui-venus-2"]
+        args += ["--allow", "send@com.tencent.mm", "--non-interactive", "--db", f"sqlite:///{db}"]
+        proc = subprocess.Popen(
+            [*CLI, *args, "--reconnect-wait", wait],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            limit = time.monotonic() + 60
+            while _recorded_steps(db) < 2 and proc.poll() is None and time.monotonic() < limit:
+                time.sleep(0.02)
+            assert proc.poll() is None, proc.communicate()
+            farm.drop(serial, gone_s)
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == code, (out, err)
+    assert "Traceback" not in err and "Traceback" not in out, err
+    assert f"outcome: {outcome}" in out, out
+    if outcome == "finished":
+        assert [m["text"] for m in farm.phones[serial].state.messages_sent] == ["晚上好"]
+    else:
+        lines = [line for line in out.splitlines() if line.startswith("detail:")]
+        assert (
+            len(lines) == 1 and f"phone {serial} left the adb bus and was not back within 2 s" in lines[0]
+        ), out
