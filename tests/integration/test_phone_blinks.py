@@ -48,8 +48,14 @@ def _run(farm, server, store, task, **kw):
     )
 
 
-@pytest.mark.parametrize("at_step", [1, 3])
-def test_a_phone_gone_for_three_seconds_comes_back_and_the_episode_completes(sim_farm, store, at_step):
+@pytest.mark.parametrize(
+    ("at_step", "forgotten"),
+    [(1, False), (3, False), (1, True)],
+    ids=["after-step-1", "after-step-3", "forgotten-by-adb"],
+)
+def test_a_phone_gone_for_three_seconds_comes_back_and_the_episode_completes(
+    sim_farm, store, at_step, forgotten
+):
     spec = load_scenario("wechat_send")
     farm = sim_farm(1, scenario="wechat_send")
     serial = farm.serials[0]
@@ -59,6 +65,8 @@ def test_a_phone_gone_for_three_seconds_comes_back_and_the_episode_completes(sim
         if event.index == at_step and not dropped:
             dropped.append(time.monotonic())
             farm.drop(serial, 3.0)
+            if forgotten:  # the adb server lets go of it: only `adb connect` brings it back, never adb itself
+                farm.client.disconnect(serial)
 
     with SimModelServer(family="ui-venus-2", model_name="sim") as server:
         result = _run(farm, server, store, spec.task, on_step=drop_after, config=AgentConfig(timeout_s=120))
