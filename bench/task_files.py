@@ -6,7 +6,8 @@ Writes a task file of ``--tasks`` tasks (mixed: bare strings, tasks with an app,
 safety words, under shared defaults), then times, each as a new process the way an operator runs it:
 ``mobile-agent tasks check FILE``, ``mobile-agent submit FILE`` into a fresh SQLite store and, when PostgreSQL
 answers (``--pg`` or ``MOBILE_AGENT_TEST_PG``), into a fresh PostgreSQL database. Prints one JSON object with the
-wall seconds of each, the exit codes and the load average when the bench started.
+wall seconds and the CPU seconds of each process (the wall time grows with a shared machine's load; the server's
+own CPU is not counted), the exit codes and the load average when the bench started.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -59,6 +61,7 @@ def write_tasks(path: Path, count: int) -> None:
 
 
 def timed(args: list[str], env: dict[str, str]) -> dict[str, object]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", "from mobile_agent.cli.app import main; main()", *args],
@@ -67,7 +70,14 @@ def timed(args: list[str], env: dict[str, str]) -> dict[str, object]:
         env=env,
         cwd=ROOT,
     )
-    out: dict[str, object] = {"seconds": round(time.perf_counter() - started, 3), "exit": done.returncode}
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out: dict[str, object] = {
+        "seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
+        "exit": done.returncode,
+    }
     if done.returncode:
         out["stderr"] = done.stderr.strip().splitlines()[-1:] or [""]
     return out
