@@ -154,6 +154,9 @@ def test_stdio_tools_phones_recorded_steps_and_a_refused_transfer(world) -> None
         async with stdio_session(env, elicit=elicit) as session:
             names = {tool.name for tool in (await session.list_tools()).tools}
             assert TOOLS <= names
+            (prompt,) = (await session.list_prompts()).prompts
+            got = await session.get_prompt(prompt.name, {"task": "打开设置"})
+            assert "打开设置" in got.messages[0].content.text and "run_task" in got.messages[0].content.text
             phones = json.loads(text_of(await session.call_tool("list_phones", {})))["phones"]
             assert [(p["serial"], p["state"]) for p in phones] == [(serial, "online")]
 
