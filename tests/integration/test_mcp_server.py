@@ -237,7 +237,14 @@ def test_the_person_typing_the_kinds_word_lets_the_transfer_through(world) -> No
             confirm = await drive_to_confirm(session, serial)
             done = await session.call_tool("tap", {"serial": serial, **confirm})
             assert not done.is_error, text_of(done)
-            return json.loads(text_of(done))["episode_id"]
+            episode_id = json.loads(text_of(done))["episode_id"]
+            (phone,) = json.loads(text_of(await session.call_tool("list_phones", {})))["phones"]
+            assert phone["holder"] is not None  # this server's lease while it drives the phone
+            stopped = json.loads(text_of(await session.call_tool("stop_episode", {"episode_id": episode_id})))
+            assert stopped["outcome"] == "interrupted"
+            (phone,) = json.loads(text_of(await session.call_tool("list_phones", {})))["phones"]
+            assert phone["holder"] is None and phone["state"] == "online"
+            return episode_id
 
     episode_id = anyio.run(scenario)
     assert [t["to"] for t in transfers(farm)] == ["李四"]
@@ -418,3 +425,40 @@ def test_stop_episode_stops_a_task_after_its_current_step_and_it_is_not_run_agai
         (run,) = store.list_runs()
         (row,) = qs.list_tasks(store, run.id)
         assert (row.outcome, row.attempts) == ("error:stopped", 1)
+
+
+def test_without_elicitation_a_yes_in_the_inbox_lets_it_through(http_server) -> None:
+    farm, env, server = http_server
+    serial = farm.serials[0]
+
+    def answer_yes() -> None:
+        from mobile_agent.farm.inbox import answer, list_waiting
+
+        with TrajectoryStore.open(env["MOBILE_AGENT_DB"]) as store:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not (waiting := list_waiting(store)):
+                time.sleep(0.2)
+            answer(store, [waiting[0].episode_id], "yes", who="tester")
+
+    async def scenario() -> dict:
+        client = httpx2.AsyncClient(headers={"authorization": f"Bearer {server.token}"}, timeout=180)
+        async with client, streamable_http_client(server.url, http_client=client) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                confirm = await drive_to_confirm(session, serial)
+                person = threading.Thread(target=answer_yes)
+                person.start()
+                done = await session.call_tool("tap", {"serial": serial, **confirm})
+                person.join(130)
+                assert not done.is_error, text_of(done)
+                return json.loads(text_of(done))
+
+    done = anyio.run(scenario)
+    assert [t["to"] for t in transfers(farm)] == ["李四"]
+    with TrajectoryStore.open(env["MOBILE_AGENT_DB"]) as store:
+        steps = store.steps(done["episode_id"])
+        asked, acted = steps[-2], steps[-1]  # the step that waited for the person, then the approved action
+        assert asked.action == acted.action and acted.status == "done"
+        assert any(d["verdict"] == "ask" for d in asked.guard_decisions)
+        assert [d["source"] for d in acted.guard_decisions if d["guard"] == "human"] == ["inbox"]
+        assert store.episode(done["episode_id"]).is_running  # the phone is still this client's to drive
