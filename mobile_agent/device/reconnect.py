@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from mobile_agent.device.adb_server import AdbServerClient
+from mobile_agent.errors import AdbServerUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -30,12 +31,14 @@ def is_network_serial(serial: str) -> bool:
 
 def phone_state(client: AdbServerClient, serial: str) -> str | None:
     """The adb server's word for the phone (``device``, ``offline``, ``unauthorized``, ...), None when it is not
-    listed or the server does not answer."""
+    listed or the answer was garbled; AdbServerUnreachable when nothing listens at the server's address."""
     try:
         for item in client.list(extended=False):
             if item.serial == serial:
                 return item.state
-    except Exception as exc:  # noqa: BLE001 - an adb server that blinks too: asked again at the next poll
+    except AdbServerUnreachable:  # nothing listens at the server's address: no phone comes back through it
+        raise
+    except Exception as exc:  # noqa: BLE001 - a slow or confused answer: asked again at the next poll
         log.debug("adb devices failed while waiting for %s: %s", serial, exc)
     return None
 
