@@ -14,7 +14,7 @@ continues the same episode. A window nobody answered ends the episode as ``needs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,6 +27,7 @@ from mobile_agent.errors import UserError
 from mobile_agent.store.convert import now_utc
 from mobile_agent.store.outages import retried
 from mobile_agent.store.pauses import OPEN, PauseRow
+from mobile_agent.store.phones import FarmDeviceRow
 from mobile_agent.store.queue import QueueTaskRow, TaskState
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.schema import Base, EpisodeRow, UTCDateTime
@@ -112,6 +113,33 @@ def let_go(store: TrajectoryStore, pause_id: int) -> None:
             .where(PauseRow.id == pause_id, PauseRow.status == OPEN)
             .values(reserved_until=now_utc())
         )
+
+
+@retried
+def release_gone_holds(store: TrajectoryStore, is_gone: Callable[[str], bool]) -> list[int]:
+    """The windows whose phone is kept by a worker that is gone (``is_gone(worker)``; a worker keeping a phone
+    renews its lease, so one without a live phone lease is gone too) let their phone go: the question stays
+    answerable and the next worker on that phone continues it once answered. Returns the pause ids."""
+    now = now_utc()
+    with store.read_session() as session:
+        held = session.execute(
+            select(PauseAnswerRow.pause_id, PauseAnswerRow.held_by)
+            .join(PauseRow, PauseRow.id == PauseAnswerRow.pause_id)
+            .where(PauseRow.status == OPEN, PauseAnswerRow.held_by.is_not(None))
+        ).all()
+        if not held:
+            return []
+        leased = set(
+            session.scalars(
+                select(FarmDeviceRow.worker).where(
+                    FarmDeviceRow.worker.is_not(None), FarmDeviceRow.lease_until > now
+                )
+            )
+        )
+    gone = [pause_id for pause_id, worker in held if worker not in leased or is_gone(worker)]
+    for pause_id in gone:
+        let_go(store, pause_id)
+    return gone
 
 
 @retried
@@ -304,6 +332,7 @@ __all__ = [
     "open_window",
     "open_windows",
     "record_reply",
+    "release_gone_holds",
     "requeue_expired",
     "set_task_outcome",
     "take_reply",

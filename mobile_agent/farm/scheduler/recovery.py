@@ -13,6 +13,7 @@ from mobile_agent.actions import Outcome
 from mobile_agent.errors import StoreError
 from mobile_agent.farm.scheduler.jobs import outcome_failure
 from mobile_agent.farm.scheduler.worker_ids import worker_is_dead
+from mobile_agent.store import answers as answer_db
 from mobile_agent.store import queue as q
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.convert import now_utc
@@ -60,6 +61,11 @@ def take_over(
     ``me`` (the calling worker) are never taken back.
     """
     end_gone_episodes(store)
+    freed = answer_db.release_gone_holds(store, lambda worker: worker != me and worker_is_dead(worker))
+    if freed:
+        log.warning(
+            "%d question(s) kept a phone for a worker that is gone: the phone is free again", len(freed)
+        )
     dead = {w for w in qs.claimed_workers(store, run_ids) if worker_is_dead(w)}
     if not always and not dead and not _lapsed_claims(store, run_ids):
         return Recovery()
