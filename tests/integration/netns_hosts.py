@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 import yaml
 
 from mobile_agent.sim.farm import SimFarm, bundled_adb_path, free_port_block
-from mobile_agent.sim.servers.model_server import SimModelServer, load_scripts
+from mobile_agent.sim.servers.model_server import SimModelServer
 
 T = TypeVar("T")
 
@@ -330,9 +330,7 @@ class Lab:
         )
         host.model = in_netns(
             ns,
-            lambda: SimModelServer(
-                family="ui-venus-2", scripts=load_scripts([scripts]), latency_ms=latency_ms
-            ).start(),
+            lambda: SimModelServer(family="ui-venus-2", scripts=[scripts], latency_ms=latency_ms).start(),
         )
         host.inventory = self.tmp / f"host-{name}.yaml"
         inventory = {

@@ -6,9 +6,9 @@ phones, model endpoint and `worker` (with a hostname of its own), all on one Pos
   done once and every message is sent once, counted on the phones themselves;
 - cut one host off the database (`ip link set <veth> down`) while its episodes wait for the answer that taps 发送:
   nothing happens on its phones from the moment its lease passes to another host, its cut-off episodes get no
-  further step, and every message is sent once; with the link back, the same worker takes work again. The
-  scenario runs once (the ``partition`` fixture) and is read by the tests after it; two of them hold what has not
-  landed yet (the lease epoch on every step, no tracebacks) as strict xfails.
+  further step, every step carries the lease epoch it was written under, every message is sent once, and the
+  cut-off worker says so without a traceback; with the link back, the same worker takes work again. The scenario
+  runs once (the ``partition`` fixture) and is read by the tests after it.
 
 Each host's episodes are parked where it matters: its model answers the turn that taps 发送 late, so a kill or a
 cut lands after the message was typed and before it was sent. Needs root, `ip netns` and the local PostgreSQL
@@ -312,10 +312,6 @@ def test_a_host_whose_link_comes_back_takes_work_again(partition: Partition) -> 
     assert touches(b, since=p.rejoin_at)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fencing (issue 23 item 6) has not landed on main: steps carry no lease epoch (steps.lease_epoch)",
-)
 def test_every_step_carries_the_lease_epoch_it_was_written_under(partition: Partition) -> None:
     """The store's own proof that no step was recorded by a worker that had lost its lease."""
     query = text(
@@ -335,10 +331,6 @@ def test_every_step_carries_the_lease_epoch_it_was_written_under(partition: Part
     assert len(stale) == 1  # b wrote every step of its cut-off episodes under the one epoch it held
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="database outages as weather (issue 23 item 1) have not landed: the cut-off worker logs tracebacks",
-)
 def test_the_cut_off_host_says_so_without_tracebacks(partition: Partition) -> None:
     log = partition.lab.hosts[0].logs[0].read_text("utf-8", errors="replace")
     assert "Traceback" not in log
