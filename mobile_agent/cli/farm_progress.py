@@ -192,7 +192,10 @@ def render_summary(summary: RunSummary) -> None:
     console.print(
         f"[bold]run {summary.run_id}[/] ({escape(summary.name)}, {summary.status}): {counts.total} task(s): "
         f"{counts.done} with a result, {counts.failed} failed on infrastructure, {counts.pending} pending, "
-        f"{counts.claimed} running; {summary.episodes} episode(s), {summary.retries} retr"
+        f"{counts.claimed} running"
+        + (f", {counts.waiting} waiting for a person" if counts.waiting else "")
+        + (f", {counts.expired} expired" if counts.expired else "")
+        + f"; {summary.episodes} episode(s), {summary.retries} retr"
         f"{'y' if summary.retries == 1 else 'ies'}"
     )
     if summary.successes is None:

@@ -41,12 +41,26 @@ def runs_list(
                     "failed": c.failed,
                     "pending": c.pending,
                     "running": c.claimed,
+                    "waiting": c.waiting,
+                    "expired": c.expired,
                 }
                 for r, c in rows
             ]
         )
         return
-    table = Table("run", "name", "status", "created", "tasks", "done", "failed", "pending", "running")
+    table = Table(
+        "run",
+        "name",
+        "status",
+        "created",
+        "tasks",
+        "done",
+        "failed",
+        "pending",
+        "running",
+        "waiting",
+        "expired",
+    )
     for r, c in rows:
         table.add_row(
             r.id,
@@ -58,6 +72,8 @@ def runs_list(
             str(c.failed),
             str(c.pending),
             str(c.claimed),
+            str(c.waiting),
+            str(c.expired),
         )
     console.print(table)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text, select, update
+from sqlalchemy import ForeignKey, Index, String, Text, and_, or_, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mobile_agent.actions import Outcome
@@ -28,12 +28,14 @@ from mobile_agent.store.convert import now_utc
 from mobile_agent.store.outages import retried
 from mobile_agent.store.pauses import OPEN, PauseRow
 from mobile_agent.store.phones import FarmDeviceRow
-from mobile_agent.store.queue import QueueTaskRow, TaskState
+from mobile_agent.store.queue import QueueTaskRow, TaskState, result_state
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.schema import Base, EpisodeRow, UTCDateTime
 from mobile_agent.store.store import TrajectoryStore
 
 EXPIRED = "expired"  # a pauses.status: nobody answered in time
+# The queue states of a task whose episode paused (done: as written before the waiting state existed).
+_ANSWERED_STATES = (TaskState.WAITING.value, TaskState.DONE.value)
 
 
 class PauseAnswerRow(Base):
@@ -227,8 +229,8 @@ def expire_window(store: TrajectoryStore, pause_id: int, detail: str | None = No
         episode.outcome, episode.outcome_detail = Outcome.NEEDS_USER_EXPIRED, why
         session.execute(
             update(QueueTaskRow)
-            .where(QueueTaskRow.episode_id == pause.episode_id, QueueTaskRow.state == TaskState.DONE.value)
-            .values(outcome=str(Outcome.NEEDS_USER_EXPIRED), detail=why)
+            .where(QueueTaskRow.episode_id == pause.episode_id, QueueTaskRow.state.in_(_ANSWERED_STATES))
+            .values(state=TaskState.EXPIRED.value, outcome=str(Outcome.NEEDS_USER_EXPIRED), detail=why)
         )
         return True
 
@@ -285,8 +287,13 @@ def requeue_expired(store: TrajectoryStore, run_id: str) -> int:
             update(QueueTaskRow)
             .where(
                 QueueTaskRow.run_id == run_id,
-                QueueTaskRow.state == TaskState.DONE.value,
-                QueueTaskRow.outcome == str(Outcome.NEEDS_USER_EXPIRED),
+                or_(
+                    QueueTaskRow.state == TaskState.EXPIRED.value,
+                    and_(  # as written before the expired state existed
+                        QueueTaskRow.state == TaskState.DONE.value,
+                        QueueTaskRow.outcome == str(Outcome.NEEDS_USER_EXPIRED),
+                    ),
+                ),
             )
             .values(state=TaskState.PENDING.value, device=None, not_before=None, finished_at=None)
         )
@@ -295,12 +302,18 @@ def requeue_expired(store: TrajectoryStore, run_id: str) -> int:
 
 @retried
 def set_task_outcome(store: TrajectoryStore, episode_id: str, outcome: str, detail: str | None) -> None:
-    """A continued episode ended: its queue task (done since the pause) says how it ended now."""
+    """A continued episode ended: its queue task (waiting since the pause) says how it ended now: done, or waiting
+    again when it paused once more."""
     with store.write_session() as session:
         session.execute(
             update(QueueTaskRow)
-            .where(QueueTaskRow.episode_id == episode_id, QueueTaskRow.state == TaskState.DONE.value)
-            .values(outcome=str(outcome), detail=detail, finished_at=now_utc())
+            .where(QueueTaskRow.episode_id == episode_id, QueueTaskRow.state.in_(_ANSWERED_STATES))
+            .values(
+                state=result_state(str(outcome)).value,
+                outcome=str(outcome),
+                detail=detail,
+                finished_at=now_utc(),
+            )
         )
 
 

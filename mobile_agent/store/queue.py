@@ -50,8 +50,12 @@ from mobile_agent.store.store import TrajectoryStore
 class TaskState(str, Enum):
     PENDING = "pending"
     CLAIMED = "claimed"
-    DONE = "done"  # ended with a result (any outcome that is not an infrastructure failure)
+    DONE = "done"  # ended with a result (any outcome that is not an infrastructure failure nor a person's)
     FAILED = "failed"  # infrastructure failures used up the retry budget
+    WAITING = "waiting"  # its episode ended needing a person (needs_user) and waits for an answer: never done
+    EXPIRED = (
+        "expired"  # nobody answered in time (needs_user:expired): never done; `batch --resume` requeues it
+    )
 
     def __str__(self) -> str:
         return self.value
@@ -69,7 +73,17 @@ class Failure(str, Enum):
         return self.value
 
 
-FINAL_STATES = (TaskState.DONE.value, TaskState.FAILED.value)
+FINAL_STATES = (TaskState.DONE.value, TaskState.FAILED.value, TaskState.EXPIRED.value)
+
+
+def result_state(outcome: str | None) -> TaskState:
+    """The state of a task whose episode ended with ``outcome`` (a result): waiting or expired when it needs a
+    person, else done."""
+    if outcome == Outcome.NEEDS_USER:
+        return TaskState.WAITING
+    if outcome == Outcome.NEEDS_USER_EXPIRED:
+        return TaskState.EXPIRED
+    return TaskState.DONE
 
 
 class QueueTaskRow(Base):
@@ -323,13 +337,14 @@ def _release(row: QueueTaskRow) -> None:
 def finish_task(
     store: TrajectoryStore, claim: Claim, *, episode_id: str | None, outcome: str, detail: str | None = None
 ) -> bool:
-    """The attempt produced a result: the task is done. False when the claim was lost (nothing changes)."""
+    """The attempt produced a result: the task is done (waiting when it needs a person). False when the claim was
+    lost (nothing changes)."""
     with store.write_session() as session:
         row = _held(session, claim)
         if row is None:
             return False
         _end_attempt(session, claim, episode_id=episode_id, outcome=outcome, failure=None, detail=detail)
-        row.state = TaskState.DONE.value
+        row.state = result_state(outcome).value
         row.episode_id = episode_id
         row.outcome = outcome
         row.detail = detail
@@ -480,7 +495,7 @@ def reclaim_tasks(
                 session.execute(
                     attempt.values(ended_at=now, episode_id=episode_id, outcome=outcome, detail=detail)
                 )
-                row.state = TaskState.DONE.value
+                row.state = result_state(outcome).value
                 row.episode_id, row.outcome, row.detail, row.finished_at = episode_id, outcome, detail, now
                 continue
             failure = Failure.INTERRUPTED if gone else Failure.ABANDONED
@@ -505,6 +520,7 @@ __all__ = [
     "parse_requires_key",
     "reclaim_tasks",
     "renew_claims",
+    "result_state",
     "requires_key",
     "retry_task",
 ]

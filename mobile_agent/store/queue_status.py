@@ -65,10 +65,12 @@ class RunCounts:
     claimed: int = 0
     done: int = 0
     failed: int = 0
+    waiting: int = 0  # for a person's answer (needs_user)
+    expired: int = 0  # nobody answered in time (needs_user:expired)
 
     @property
     def total(self) -> int:
-        return self.pending + self.claimed + self.done + self.failed
+        return self.pending + self.claimed + self.done + self.failed + self.waiting + self.expired
 
     @property
     def open(self) -> int:

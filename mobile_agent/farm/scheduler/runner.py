@@ -14,7 +14,7 @@ from mobile_agent.errors import DeviceError, MobileAgentError
 from mobile_agent.farm.inventory import PhoneEntry
 from mobile_agent.farm.scheduler.jobs import Job, JobResult, outcome_failure
 from mobile_agent.farm.scheduler.policy import EpisodePolicies
-from mobile_agent.farm.scheduler.prior import asking, prior_effects
+from mobile_agent.farm.scheduler.prior import asking_for, consequential_kinds, prior_steps
 from mobile_agent.farm.tasks import ResetMode
 from mobile_agent.gate.policy import SafetyPolicy
 from mobile_agent.store.store import TrajectoryStore
@@ -179,11 +179,14 @@ class AgentRunner:
             )
         self._reset(device, ResetMode(spec.get("reset") or self.defaults.reset), claim.app)
         policy = self.policies.for_task(claim.run_id, spec)
-        effects = prior_effects(self.store, claim)
-        if (
-            effects
-        ):  # an earlier attempt may already have done part of this task: ask before anything consequential
-            policy = asking(policy)
+        prior = prior_steps(self.store, claim)  # what an earlier attempt may have done already
+        kinds = consequential_kinds(prior)  # an unknown harmless tap asks nothing
+        told = self._told_by_phone(device, job.phone, spec.get("check")) if kinds else None
+        if told is True:  # the phone shows the task done: nothing is done again
+            return self._done_before(job, device, policy, prior, kinds)
+        if told is None:  # the phone cannot tell: ask before those kinds happen again, only those
+            policy = asking_for(policy, kinds)
+        effects = [step.describe() for step in prior]
         frames = load_settings()  # history_scale / history_quality: cheaper history screenshots
         config = AgentConfig(
             max_steps=int(spec.get("max_steps") or self.defaults.max_steps),
@@ -195,18 +198,7 @@ class AgentRunner:
                 history_image_scale=frames.history_scale, history_image_quality=frames.history_quality
             ),
         )
-        meta: dict[str, Any] = {
-            "queue_task": claim.task_id,
-            "attempt": claim.attempt,
-            "worker": job.worker,
-            "label": claim.label,
-            "phone": job.phone.key,
-            "safety": policy.describe(),
-        }
-        if spec.get("check"):
-            meta["check"] = spec["check"]
-        if effects:
-            meta["prior_effects"] = effects
+        meta = _episode_meta(job, policy, effects)
         agent = Agent(
             device,
             family,
@@ -224,6 +216,63 @@ class AgentRunner:
             with self._lock:
                 self._devices[job.phone.key] = device  # kept only while the phone behaves
         return JobResult(result.episode_id, str(result.outcome), result.detail, result.steps)
+
+    def _told_by_phone(self, device: Any, phone: PhoneEntry, check: Mapping[str, Any] | None) -> bool | None:
+        """Whether the phone's state shows the task's check complete (True), shows none of it (False: the
+        uncertain action had no effect), or cannot tell (None: no check, no phone state, or only partly)."""
+        if not check or self.phone_state is None:
+            return None
+        try:
+            from mobile_agent.verify.checks import TaskCheck, run_checks
+            from mobile_agent.verify.verdict import Verdict
+
+            state = self.phone_state(phone)
+            if state is None:
+                return None
+            package, activity = device.foreground()
+            found = run_checks(
+                TaskCheck.parse(dict(check)),
+                final_hierarchy=device.hierarchy(),
+                final_package=package,
+                final_activity=activity,
+                phone_state=state,
+            )
+        except Exception as exc:  # noqa: BLE001 - then the phone cannot tell, and the retry asks
+            log.warning("could not read the phone's state before a retry: %s", exc)
+            return None
+        if not found.authoritative:
+            return None
+        return {Verdict.COMPLETE: True, Verdict.FAILED: False}.get(found.verdict)  # type: ignore[arg-type]
+
+    def _done_before(
+        self, job: Job, device: Any, policy: SafetyPolicy, prior: list[Any], kinds: list[str]
+    ) -> JobResult:
+        """An episode that records the task as finished by an earlier attempt, as the phone's state shows."""
+        from mobile_agent.actions import Outcome
+
+        claim = job.claim
+        detail = (
+            f"done by an earlier attempt: its {', '.join(kinds)} went through, as the task's check shows on the "
+            "phone's state; nothing was done again"
+        )
+        meta = _episode_meta(job, policy, [step.describe() for step in prior])
+        meta["resolved_from_phone_state"] = True
+        family = claim.spec.get("family") or self.model.family
+        model = claim.spec.get("model") or self.model.model
+        episode = self.store.start_episode(
+            claim.task,
+            device=job.phone.serial,
+            family=family,
+            model=model,
+            run_id=claim.run_id,
+            app=claim.app,
+            meta=meta,
+        )
+        self.store.finish_episode(episode.id, Outcome.FINISHED, detail=detail)
+        self._verify(device, job.phone, episode.id, claim.spec["check"])
+        with self._lock:
+            self._devices[job.phone.key] = device
+        return JobResult(episode.id, str(Outcome.FINISHED), detail, 0)
 
     def resume(
         self,
@@ -305,6 +354,25 @@ class AgentRunner:
             )
         except Exception as exc:  # noqa: BLE001 - an unverified episode is reported as such, not lost
             log.warning("check of episode %s could not run: %s", episode_id, exc)
+
+
+def _episode_meta(job: Job, policy: SafetyPolicy, effects: list[str]) -> dict[str, Any]:
+    """What a farm episode records about its task: the queue task and attempt, who ran it where, the safety
+    policy, the task's check and what earlier attempts may have done."""
+    claim = job.claim
+    meta: dict[str, Any] = {
+        "queue_task": claim.task_id,
+        "attempt": claim.attempt,
+        "worker": job.worker,
+        "label": claim.label,
+        "phone": job.phone.key,
+        "safety": policy.describe(),
+    }
+    if claim.spec.get("check"):
+        meta["check"] = claim.spec["check"]
+    if effects:
+        meta["prior_effects"] = effects
+    return meta
 
 
 def _adb_shell(device: Any, args: list[str]) -> str:

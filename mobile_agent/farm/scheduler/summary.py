@@ -54,6 +54,8 @@ class RunSummary:
                 "claimed": self.counts.claimed,
                 "done": self.counts.done,
                 "failed": self.counts.failed,
+                "waiting": self.counts.waiting,
+                "expired": self.counts.expired,
             },
             "by_outcome": self.by_outcome,
             "by_app": self.by_app,
@@ -95,10 +97,10 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
         outcome = now_outcome.get(task.episode_id or "", task.outcome) or str(task.state)
         by_outcome[outcome] += 1
         by_app.setdefault(task.app or "-", Counter())[outcome] += 1
-        if task.state in (q.TaskState.DONE, q.TaskState.FAILED):
+        if task.state in _ENDED:
             phone = phone_of.get((task.id, task.attempts), "-").rpartition("/")[2]
             by_phone.setdefault(phone, Counter())[outcome] += 1
-        if task.state is q.TaskState.DONE and task.episode_id:
+        if task.state in _RESULTS and task.episode_id:
             final[task.episode_id] = outcome
     successes, verdicts, unverified = _verdicts(store, final)
     waiting = [e for e, outcome in final.items() if outcome == Outcome.NEEDS_USER and open_pause(store, e)]
@@ -129,6 +131,10 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
         questions=questions,
         expired=expired,
     )
+
+
+_RESULTS = (q.TaskState.DONE, q.TaskState.WAITING, q.TaskState.EXPIRED)  # a final episode with a result
+_ENDED = (*_RESULTS, q.TaskState.FAILED)
 
 
 def _verdicts(store: TrajectoryStore, final: dict[str, str]) -> tuple[int | None, dict[str, int], int]:
