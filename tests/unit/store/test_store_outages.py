@@ -15,7 +15,14 @@ from sqlalchemy import text
 from mobile_agent.actions import Action
 from mobile_agent.store import engine as store_engine
 from mobile_agent.store.intents import complete_step
-from mobile_agent.store.outages import Outage, StoreInterrupted, StoreUnavailable, retried
+from mobile_agent.store.outages import (
+    LeaseLapsing,
+    Outage,
+    StoreInterrupted,
+    StoreUnavailable,
+    retried,
+    wait_bound,
+)
 from mobile_agent.store.owners import DONE, INTENT, claim_episode
 from mobile_agent.store.records import StepRecord
 from mobile_agent.store.schema import SCHEMA_VERSION
@@ -132,3 +139,18 @@ def test_a_schema_2_database_upgrades_to_lease_epochs(tmp_path):
         claim_episode(store, old.id)
         store.record_step(old.id, StepRecord(index=1, action=Action.press("back")))
         assert store.steps(old.id)[1].lease_epoch == 2
+
+
+def test_a_thread_whose_lease_would_lapse_stops_waiting_first(tmp_path, monkeypatch):
+    """A worker's episode waits for the store only while its lease surely holds (LeaseLapsing), well before the
+    store's own bound, so it never touches the phone after its task could have passed to another worker."""
+    monkeypatch.setattr(store_engine, "SQLITE_BUSY_TIMEOUT_MS", 100)
+    monkeypatch.setenv("MOBILE_AGENT_STORE_OUTAGE_S", "60")
+    path = tmp_path / "mobile_agent.db"
+    with TrajectoryStore.open(f"sqlite:///{path}") as store:
+        release = _lock_for(path, 2.0)
+        lease_until = time.monotonic() + 0.5
+        with wait_bound(lambda: lease_until), pytest.raises(LeaseLapsing):
+            store.start_episode("t", device="d", family="ui-venus-2", model="m")
+        release.join()
+        store.start_episode("t", device="d", family="ui-venus-2", model="m")  # and the store is fine after
