@@ -277,6 +277,8 @@ def _run_pool(
             pool.run()
     finally:
         runner.close()
+    if pool.store_failure is not None:  # the store stayed away past its bound: one line, exit 1
+        raise pool.store_failure
 
 
 def batch_command(

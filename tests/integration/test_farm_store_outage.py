@@ -59,3 +59,35 @@ def test_a_postgres_restart_mid_batch_ends_with_every_task_done_once(worker_host
         finished = Counter(e.meta["queue_task"] for e in ended if outcome_failure(e.outcome) is None)
         assert len(finished) == 16 and max(finished.values()) == 1  # every task exactly once
         assert store.check_integrity() == []
+
+
+def test_past_its_bound_an_outage_stops_the_worker_cleanly_and_others_recover_its_tasks(worker_hosts) -> None:
+    hosts = worker_hosts(phones_per_host=2, tasks=8, task="outage drill", script=SCRIPT)
+    hosts.env["MOBILE_AGENT_STORE_OUTAGE_S"] = "3"
+    with private_cluster() as pg, hosts.queue(pg.url, latency_ms=150) as (store, run):
+        first = hosts.worker(pg.url, hosts.inventories[0], run.id)
+        try:
+            deadline = time.monotonic() + 60
+            while qs.run_counts(store, run.id).done < 2:
+                assert time.monotonic() < deadline, "the worker finished no task"
+                time.sleep(0.1)
+            pg.stop()  # and it stays down past the workers' bound of 3 s
+            _out, err = first.communicate(timeout=60)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+        assert first.returncode == 1, err[-3000:]  # stopped by itself, saying why in one line
+        assert "Traceback" not in err and "was unreachable for 3 s" in err, err[-3000:]
+        assert err.count("store unreachable") == 1, err[-3000:]
+
+        pg.start()
+        second = hosts.worker(pg.url, hosts.inventories[1], run.id)  # the first one's tasks are recoverable
+        out, err = second.communicate(timeout=120)
+        assert second.returncode == 0, err[-3000:]
+        store.outage.back()
+        assert qs.run_counts(store, run.id) == qs.RunCounts(done=8)
+        ended = store.list_episodes(run_id=run.id, limit=None)
+        assert all(e.status is EpisodeStatus.ENDED for e in ended)
+        finished = Counter(e.meta["queue_task"] for e in ended if outcome_failure(e.outcome) is None)
+        assert len(finished) == 8 and max(finished.values()) == 1
