@@ -12,7 +12,7 @@ from mobile_agent.gate.harmless import harmless_words
 from mobile_agent.gate.lexicon import MONEY_KINDS, PASSWORD_HINT, is_no, is_yes, topic_kind, verb_kind
 from mobile_agent.gate.potential import potential_of
 from mobile_agent.screen.context import ScreenReader, TargetContext
-from mobile_agent.screen.labels import layout_parent
+from mobile_agent.screen.labels import is_keyboard, layout_parent
 from mobile_agent.screen.text import amounts, fold
 
 if TYPE_CHECKING:
@@ -23,6 +23,9 @@ def blind_finding(s: Situation, ctx: TargetContext, model: tuple[str, str] | Non
     """Nothing in the tree names the control under the finger: read the pixels, then what surrounds it."""
     described = ctx.describe()
     reader = s.reader
+    if reader is not None and _idle_overlay(reader, ctx, s.package):
+        # A picture-in-picture video over the page: the finger lands in that window, which only shows its controls.
+        return Finding(model[0], "model", described, model[1], (model[1],)) if model else None
     if reader is not None and not ctx.takes_touch and _opaque_surface(reader, ctx):
         return _opaque(s, ctx, model)
     if reader is not None and not ctx.takes_touch and not reader.is_empty() and _any_clickable(reader):
@@ -102,6 +105,16 @@ def blind_finding(s: Situation, ctx: TargetContext, model: tuple[str, str] | Non
             "a control with no text, description or id, in an app that can pay, send or delete",
             ("no label, no id", f"app {s.package or 'unknown'}"),
         )
+    if ctx.blind and s.can_matter and target is not None and _inside_drawn(target):
+        # Flutter or a WebView gives the tree only the boxes of what it draws (its dialog's two buttons as empty
+        # views): the words are in the pixels, so what cannot be read cannot be cleared.
+        return Finding(
+            "sensitive",
+            "blind",
+            described,
+            "an unnamed control of a drawn surface (Flutter, WebView, canvas), in an app that can pay, send or delete",
+            ("no label, no id", "drawn surface", f"app {s.package or 'unknown'}"),
+        )
     if target is not None and reader.beside_filled_edit(target):
         return Finding(
             "send",
@@ -111,6 +124,39 @@ def blind_finding(s: Situation, ctx: TargetContext, model: tuple[str, str] | Non
             ("no label", "filled field"),
         )
     return None
+
+
+def _idle_overlay(reader: ScreenReader, ctx: TargetContext, package: str) -> bool:
+    """The finger lands in a small window of another app floating over the page (picture-in-picture, a bubble)
+    that has nothing to touch in it, over no control of the page. Windows are their own roots: the touch goes to the
+    window on top, and a window with no control only wakes its own overlay controls. Over a control of the page the
+    tree cannot say whether the window takes touches (an overlay may let them through), so the control beneath is
+    judged."""
+    hit = ctx.hit
+    if hit is None or not package or hit.package == package or ctx.takes_touch:
+        return False
+    window = hit.node
+    while window.getparent() is not None and window.getparent().tag == "node":
+        window = window.getparent()
+    box = reader.element(window)
+    if box is None or box.bounds is None or window.get("package") != hit.package:
+        return False
+    b, screen = box.bounds, reader.screen
+    small = (b.right - b.left) * (b.bottom - b.top) <= 0.25 * screen.width * screen.height
+    idle = not any(
+        n.get("clickable") == "true" or n.get("long-clickable") == "true" for n in window.iter("node")
+    )
+    return (
+        small and idle and not is_keyboard(hit.package) and not hit.package.startswith("com.android.systemui")
+    )
+
+
+def _inside_drawn(target) -> bool:  # noqa: ANN001 - an Element
+    """The control is a node a drawing surface exposes (an ancestor is a Flutter, WebView or canvas view)."""
+    return any(_DRAWN.search(n.get("class") or "") for n in target.node.iterancestors("node"))
+
+
+_DRAWN = re.compile(r"WebView|Flutter|SurfaceView|TextureView|GLSurface|Canvas")
 
 
 def _opaque_surface(reader: ScreenReader, ctx: TargetContext) -> bool:

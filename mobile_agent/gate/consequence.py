@@ -1,8 +1,8 @@
 """Is this action consequential, and why? The whole-screen reading the safety gate decides on.
 
-A finding names a kind (pay, transfer, order, delete, send, post, call, sensitive) and the signals that made it:
-which words on which element, which dialog title, which amount, which manifest rule, which OCR words, what the
-model said. Text is compared in its folded form (see :mod:`mobile_agent.screen.text`), so width, script, case,
+A finding names a kind (pay, transfer, order, delete, send, post, call, share, security, sensitive) and the signals
+that made it: which words on which element, which dialog title, which amount, which manifest rule, which OCR words,
+what the model said. Text is compared in its folded form (see :mod:`mobile_agent.screen.text`), so width, script, case,
 spacing and zero-width characters never hide a word.
 
 The rules, in words:
@@ -44,6 +44,9 @@ The rules, in words:
   PIN pad (not an amount pad: something on screen asks for a secret) and a payment are on screen, pays;
 - launching a deep link (tel:, sms:, alipays://, weixin://, intent:// ...) is the kind its scheme names, and any
   other non-web link is asked;
+- the device's protection lowered (a protection switched off, a grant that opens the device switched on, a yes that
+  removes the screen lock) is ``security`` (see :mod:`protection`); a macro's Run takes its steps' kind; a number row
+  or a held dialpad digit in a phone app calls, a messaging app's quick reply sends (see :mod:`surfaces`);
 - the model's own words (AutoGLM's sensitive message, a thought that says it is about to pay or send) raise a
   finding on their own for generic, blind and unknown targets, and are recorded with every finding.
 """
@@ -53,6 +56,7 @@ from __future__ import annotations
 import re
 
 from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, ActionKind, Key, Point
+from mobile_agent.gate.automation import runs_steps
 from mobile_agent.gate.blind import blind_finding
 from mobile_agent.gate.dialogs import (
     asks_for_pin,
@@ -86,8 +90,17 @@ from mobile_agent.gate.lexicon import (
 )
 from mobile_agent.gate.pages import ledger_row, list_row, menu_row, review_commit, settled
 from mobile_agent.gate.precaution import precaution
+from mobile_agent.gate.protection import protection_finding
 from mobile_agent.gate.sharing import composer_share, direct_share, shares_personal_data
-from mobile_agent.gate.surfaces import call_tile, keyboard_key, notification_body, notification_surface
+from mobile_agent.gate.surfaces import (
+    call_tile,
+    canned_reply,
+    dialer_surface,
+    keyboard_key,
+    notification_body,
+    notification_surface,
+)
+from mobile_agent.gate.terminal import in_terminal
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.fields import ends_input_row
 from mobile_agent.screen.labels import is_keyboard
@@ -106,7 +119,7 @@ def classify(s: Situation) -> Finding | None:
     if a.kind is ActionKind.KEY:
         if a.key is not Key.ENTER:
             return None
-        focused = _focused_control(s.reader)
+        focused = None if in_terminal(s.reader, s.package) else _focused_control(s.reader)
         if focused is not None:  # Enter on a focused button presses it (keyboard navigation on a web page)
             return _point(s, focused, model)
         return key_finding(s, model)
@@ -165,13 +178,19 @@ def _point_on_tree(
     if notification_body(reader, ctx):
         # The notification itself opens its app, whatever its message says.
         return Finding(model[0], "model", ctx.describe(), model[1], (model[1],)) if model else None
-    surface = notification_surface(reader, ctx, labels) or (
-        call_tile(reader, ctx, labels, s.package)
-        if s.action.kind in (ActionKind.TAP, ActionKind.DOUBLE_TAP)
-        else None
+    tapped = s.action.kind in (ActionKind.TAP, ActionKind.DOUBLE_TAP)
+    held = s.action.kind is ActionKind.LONG_PRESS
+    surface = (
+        notification_surface(reader, ctx, labels)
+        or (call_tile(reader, ctx, labels, s.package) if tapped else None)
+        or (dialer_surface(reader, ctx, labels, s.package, held) if tapped or held else None)
+        or (canned_reply(reader, ctx, labels, s.package) if tapped else None)
     )
     if surface is not None:
         return with_model(surface, model)
+    lowered = protection_finding(reader, ctx, labels) or runs_steps(reader, ctx, labels)
+    if lowered is not None:  # the screen lock removed, Find My Device off; a macro's Run that sends an SMS
+        return with_model(lowered, model)
     if s.manifest_element is not None:
         rule = s.manifest_element(ctx)
         strip_entry = bool(labels) and _entry_tile(reader, ctx, (rule[0], labels[0])) if rule else False

@@ -1,5 +1,5 @@
-"""The safety gate: is this action consequential (pay, transfer, order, delete, send, post, call), and what does the
-policy say about it (allow, ask a person, deny)?
+"""The safety gate: is this action consequential (pay, transfer, order, delete, send, post, call, share, security),
+and what does the policy say about it (allow, ask a person, deny)?
 
 The gate decides on the whole screen (:mod:`mobile_agent.gate.consequence`): the element under the finger and the
 control it belongs to, the dialog that holds it, amounts, password fields, the app's manifest rules, the model's own
@@ -15,12 +15,14 @@ it only to classify what would be touched.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
-from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Key
+from mobile_agent.actions import GESTURE_KINDS, POINT_KINDS, Action, ActionKind, Key, Point
 from mobile_agent.gate.consequence import classify
 from mobile_agent.gate.finding import Finding, Situation
 from mobile_agent.gate.guard import Decision, GuardContext, Verdict
+from mobile_agent.gate.mirror import mirrored_action, mirrored_layout, mirrored_tree, mirrored_words
 from mobile_agent.gate.policy import PolicyAction, SafetyPolicy
 from mobile_agent.gate.potential import potential_of
 from mobile_agent.screen.context import ScreenReader, TargetContext
@@ -69,7 +71,7 @@ class SafetyGate:
             action, Verdict.BLOCK
         )
         app = self._app_name(ctx.package)
-        what = f"{ctx.action.describe()} would {finding.kind}"
+        what = f"{ctx.action.describe()} would {_WOULD.get(finding.kind, finding.kind)}"
         on = f" on {finding.element}" if finding.element else ""
         why = f" ({finding.source}{': ' + finding.detail if finding.detail else ''})"
         reason = f"{what}{on} in {app}{why}; policy {rule}"
@@ -112,6 +114,11 @@ class SafetyGate:
         # Every text of the screen in the form a person reads it (NFKC, no zero-width, simplified): see shown().
         shown = shown_tree(xml) if xml else None
         tree, xml = shown if shown is not None else (None, xml)
+        # A right-to-left screen is judged in its mirror image: back at the start, actions at the end, as written.
+        mirrored = tree is not None and mirrored_layout(tree, ctx.screen.width, ctx.screen.height)
+        width = ctx.screen.width if mirrored else None
+        if width is not None:
+            tree, action = mirrored_tree(tree, width), mirrored_action(action, width)  # type: ignore[arg-type]
         reader = ScreenReader(tree, ctx.screen) if tree is not None else None
         package = ctx.package
         situation = Situation(
@@ -124,15 +131,25 @@ class SafetyGate:
             if self.registry
             else None,
             manifest_screen=(lambda: self._manifest_screen(package, xml)) if self.registry and xml else None,
-            ocr_words=self._ocr_reader(ctx),
+            ocr_words=self._ocr_reader(ctx, width),
         )
-        return classify(situation)
+        found = classify(situation)
+        if found is not None and width is not None:  # its boxes are the mirror image's
+            found = replace(found, signals=(*found.signals, "right-to-left screen, read mirrored"))
+        return found
 
-    def _ocr_reader(self, ctx: GuardContext) -> Any:
+    def _ocr_reader(self, ctx: GuardContext, mirrored: int | None = None) -> Any:
         if self._ocr is None or ctx.screenshot_source is None:
             return None
 
         def words(point: Any) -> Any:
+            if (
+                mirrored is not None
+            ):  # the frame is not mirrored: read it at the real point, flip what is read
+                return mirrored_words(read(Point(mirrored - 1 - point.x, point.y)), mirrored)
+            return read(point)
+
+        def read(point: Any) -> Any:
             reader = self.ocr
             image = ctx.screenshot_source() if reader is not None else None  # type: ignore[misc]
             if image is None:
@@ -198,6 +215,9 @@ def _as_read(element: Element) -> dict[str, str]:
         fields["text"] = spelled(element.node)
     return fields
 
+
+# How a reason says what a kind would do, where the kind's name is not a verb.
+_WOULD = {"security": "lower the device's protection"}
 
 # Apps of these kinds neither move money nor talk to others (their own manifest rules may still say otherwise).
 _QUIET_CATEGORIES = frozenset({"tools", "reading", "maps", "music", "news", "education", "system"})

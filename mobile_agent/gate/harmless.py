@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from mobile_agent.gate.lexicon import is_no
+from mobile_agent.gate.lexicon import is_no, verb_kind
 from mobile_agent.gate.lexicon_languages import HARMLESS_WORDS
 from mobile_agent.screen.text import fold, spaced
 
@@ -23,7 +23,7 @@ _HARMLESS_EN = re.compile(
     r"(back|go back|close|cancel|exit|view|view details|view order|view all|details|more|more info|see all|see more|"
     r"see details|show more|show all|learn more|read more|expand|collapse|help|support|contact( us| seller| support)?|"
     r"faq|terms|terms (of service|of use|and conditions)|privacy|privacy policy|edit|change|change payment method|"
-    r"change method|select|choose|switch|refresh|search|filter|sort|add to (cart|bag|basket|wishlist|favorites)|"
+    r"change method|select|choose|switch|refresh|search|filter|sort|add to (cart|bag|basket|wishlist|favou?rites)|"
     r"save for later|wishlist|favorite|favourite|like|follow|following|copy|previous|prev|not now|maybe later|later|"
     r"skip|dismiss|deny|don t allow|no thanks|mark as read|mark read|archive|snooze|mute|home|open|preview|play|pause|"
     r"reply|message|text|share|accept payment|receive|attach|attach file|add|add new|more options|overflow|save draft|"
@@ -40,6 +40,15 @@ _LOOK_ZH = re.compile(
 )
 _LOOK_EN = re.compile(
     r"(view|see|show|copy|open|edit|change|manage|share|expand|read) .{1,30}|.{1,30} (details|info|settings|options)"
+)
+# A no dressed up to shame the person out of it ("残忍拒绝", "狠心放弃福利", "No, I don't want to save"): a refusal
+# with a word or two around it is still a refusal, as long as no consequential verb rides along.
+_SHAMED_NO_ZH = re.compile(
+    r".{0,4}(拒绝|放弃|不要|不需要|不想要|算了|不了|不用了|离开|残忍离开|不感兴趣|不划算)(优惠|福利|特权|权益|好礼|了|吧)?"
+)
+_SHAMED_NO_EN = re.compile(
+    r"(no|nope|not now|maybe later|no thanks?|i ?ll pass|i don ?t (want|need|like|care)|i prefer not|"
+    r"i m not interested|i d rather (not|pay full price))\b.{0,40}"
 )
 CHEVRON = re.compile(r"[>›〉»▾▼⌄∨]\s*$")
 
@@ -61,6 +70,10 @@ def harmless_words(label: str | list[str] | tuple[str, ...]) -> str | None:
 def _harmless_name(label: str) -> str | None:
     if is_no(label):
         return "a no"
+    if (_SHAMED_NO_ZH.fullmatch(fold(label)) or _SHAMED_NO_EN.fullmatch(spaced(label).strip())) and verb_kind(
+        label, anywhere=True
+    ) is None:
+        return "a no, however it is worded"
     words = _TRAILER.sub("", _QUOTED.sub("", label)).strip()
     folded = fold(words)
     if words and (

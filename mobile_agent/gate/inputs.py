@@ -16,13 +16,16 @@ from mobile_agent.gate.lexicon import (
 )
 from mobile_agent.gate.links import LINK, link_kind
 from mobile_agent.gate.potential import Potential, potential_of
+from mobile_agent.gate.terminal import command_finding, in_terminal, prompt_line
 from mobile_agent.screen.context import TargetContext
 from mobile_agent.screen.fields import caption_of, pin_boxes
 from mobile_agent.screen.labels import labels_of
 from mobile_agent.screen.text import amounts, first_line, fold, has_line_break
 
+# A secret that pays wherever it is typed. A one-time code (验证码, OTP, an SMS code) is not one: it completes what its
+# form submits, so it pays only where the screen carries money (a login code logs in, a transfer's code transfers).
 _PAYMENT_SECRET = re.compile(
-    r"pin\b|pin码|支付|交易|付款|cvv|cvc|securitycode|暗証|결제|платеж|оплат|passcode|验证码|captcha|otp|code",
+    r"pin\b|pin码|支付|交易|付款|cvv|cvc|securitycode|暗証|결제|платеж|оплат|passcode",
     re.I,
 )
 
@@ -49,6 +52,10 @@ def _field_words(ctx: TargetContext) -> str:
 
 
 def key_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
+    terminal = in_terminal(s.reader, s.package)
+    if terminal is not None:  # Enter runs the line typed after the prompt
+        found = command_finding(prompt_line(terminal), "Enter")
+        return with_model(found, model) if found is not None else None
     field_ctx = _input_field(s)
     if field_ctx is None:
         if s.reader is None or model is not None:
@@ -128,6 +135,12 @@ def _screen_has_send(s: Situation) -> bool:
 
 def type_finding(s: Situation, model: tuple[str, str] | None) -> Finding | None:
     text = s.action.text or ""
+    terminal = in_terminal(s.reader, s.package)
+    if terminal is not None and has_line_break(text):
+        # A terminal runs each line typed: what is on the prompt already, then every line of the text.
+        lines = re.split(r"\r\n|[\n\r\u2028\u2029\u0085]", prompt_line(terminal) + text)[:-1]
+        found = command_finding("\n".join(lines), "a typed newline")
+        return with_model(found, model) if found is not None else None
     field_ctx = _input_field(s)
     if has_line_break(text):  # \n, \r, U+2028, U+2029, U+0085 ...: any of them submits a one-line field
         if field_ctx is None:

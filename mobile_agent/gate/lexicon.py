@@ -24,8 +24,10 @@ from mobile_agent.gate.lexicon_languages import (
 from mobile_agent.screen.text import fold, plain, shown, spaced, without_amounts
 
 # share: handing personal data or control to a third party (a phone number to a mini-program, contacts to an app,
-# full control of the device, a login on another device); sensitive: consequential, but no word says which kind.
-KINDS = ("pay", "transfer", "order", "delete", "send", "post", "call", "share", "sensitive")
+# full control of the device, a login on another device); security: lowering the device's own protection (the screen
+# lock removed, Find My Device off, installing unknown apps allowed); sensitive: consequential, but no word says
+# which kind.
+KINDS = ("pay", "transfer", "order", "delete", "send", "post", "call", "share", "security", "sensitive")
 MONEY_KINDS = frozenset({"pay", "transfer", "order"})
 
 # Chinese on the folded form (no spaces, simplified, lower case); English on the spaced form with word starts.

@@ -65,7 +65,8 @@ def _button_like(ctx: TargetContext) -> bool:
 
 
 def lowest(reader: ScreenReader, ctx: TargetContext) -> bool:
-    """No other wide or bottom-bar control with a label lies below the target: the page's commit is its last."""
+    """No other wide or bottom-bar control with a label lies below the target: the page's commit is its last (a
+    check box below it is its fine print, not another commit)."""
     target = ctx.target
     assert target is not None and target.bounds is not None
     b, screen = target.bounds, reader.screen
@@ -73,6 +74,8 @@ def lowest(reader: ScreenReader, ctx: TargetContext) -> bool:
         o = e.bounds
         if o is None or e.node is target.node or e.node.get("clickable") != "true" or o.top < b.bottom:
             continue
+        if e.node.get("checkable") == "true":
+            continue  # a consent box under the button ("同意《自动续费规则》"): fine print the button acts under
         if target.node in e.node.iterancestors() or not (e.text.strip() or e.content_desc.strip()):
             if not any((n.get("text") or "").strip() for n in e.node.iter("node")):
                 continue

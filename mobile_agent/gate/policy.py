@@ -1,5 +1,12 @@
 """The policy words: what happens to a consequential kind (allow, ask a person, deny), per kind and per app, as
-the command line writes it (``--policy``, ``--allow``, ``--deny``, ``--ask``)."""
+the command line writes it (``--policy``, ``--allow``, ``--deny``, ``--ask``).
+
+The kinds (:data:`mobile_agent.gate.lexicon.KINDS`): ``pay``, ``transfer``, ``order``, ``delete``, ``send``,
+``post``, ``call``; ``share`` (personal data or access handed to another party: a phone number to a mini-program,
+contacts, a login on another device); ``security`` (lowering the device's own protection: the screen lock removed,
+Find My Device switched off, installing unknown apps or USB debugging allowed); ``sensitive`` (consequential, but
+nothing says which kind). ``--deny security`` refuses the last kind of action in every app; ``security@com.android.
+settings=allow`` lets it through in Settings only."""
 
 from __future__ import annotations
 

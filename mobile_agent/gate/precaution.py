@@ -24,12 +24,14 @@ from mobile_agent.gate.pages import list_row, lowest, past_event, settled, side_
 from mobile_agent.gate.potential import Potential, potential_of
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import labels_of
-from mobile_agent.screen.text import fold
+from mobile_agent.screen.text import amounts, fold, without_amounts
 from mobile_agent.screen.viewtree import visible
 
-# Ids that name navigation: the title bar's back, close and up buttons (an icon-font glyph for a label).
+# Ids that name navigation: the title bar's back, close and up buttons (an icon-font glyph for a label), and a
+# dialog's negative button (negativeBtn, btn_refuse) whatever its label says.
 _NAVIGATION_ID = re.compile(
-    r"^(iv_|tv_|btn_|ib_)?(go_?back|back|nav(igate)?_?(up|back)|home_?as_?up|close|cancel)(_?(btn|button|icon|iv|img))?$",
+    r"^(iv_|tv_|btn_|ib_)?(go_?back|back|nav(igate)?_?(up|back)|home_?as_?up|close|cancel|negative|refuse|decline)"
+    r"(_?(btn|button|icon|iv|img))?$",
     re.I,
 )
 # What a page's statements may say its main button does when its label is unknown: money moving, data wiped.
@@ -81,21 +83,68 @@ def primary_role(reader: ScreenReader, ctx: TargetContext) -> str | None:
             return "sheet button"
     if not _button_like(ctx) or _tab_bar_item(reader, target):
         return None
-    b, screen = target.bounds, reader.screen
+    b = target.bounds
     if b is None:
         return None
+    # Sizes and places are the target's pane's: a foldable's or tablet's two panes each have their own bottom bar.
+    left, top, right, bottom = pane_of(reader, target)
+    pane_w, pane_h = right - left, bottom - top
     width = b.right - b.left
-    on_bottom_bar = b.top >= 0.85 * screen.height and width >= 0.25 * screen.width
+    on_bottom_bar = b.top >= top + 0.85 * pane_h and width >= 0.25 * pane_w
     # The last row of buttons below the page's content (a form's or a review's commit, [Cancel] [Continue]), not a
     # row near the top.
-    last_row = width >= 0.25 * screen.width and b.top >= 0.35 * screen.height and lowest(reader, ctx)
+    last_row = width >= 0.25 * pane_w and b.top >= top + 0.35 * pane_h and lowest(reader, ctx)
     if on_bottom_bar or last_row:
         return "main button"
-    if b.bottom <= 0.12 * screen.height and b.left >= 0.55 * screen.width:
+    if b.bottom <= top + 0.12 * pane_h and b.left >= left + 0.55 * pane_w:
         return "title action"
     if card_of(reader, target) is not None:
         return "card button"
+    if _priced_button(target, ctx):
+        return "priced button"
     return None
+
+
+def pane_of(reader: ScreenReader, target) -> tuple[int, int, int, int]:  # noqa: ANN001 - an Element
+    """The box of the pane the target is in: the nearest ancestor at least half the screen tall that stands beside
+    a sibling of its own height (a list-detail layout, a foldable's two panes), else the whole screen."""
+    screen = reader.screen
+    node = target.node
+    while (parent := node.getparent()) is not None and parent.tag == "node":
+        box = _box(node)
+        if (
+            box is not None
+            and box[3] - box[1] >= 0.5 * screen.height
+            and box[2] - box[0] < 0.9 * screen.width
+        ):
+            for sibling in parent.iterchildren("node"):
+                other = _box(sibling)
+                if sibling is node or other is None or other[3] - other[1] < 0.8 * (box[3] - box[1]):
+                    continue
+                if other[0] >= box[2] - 5 or other[2] <= box[0] + 5:  # side by side, not overlapping
+                    return box
+        node = parent
+    return 0, 0, screen.width, screen.height
+
+
+def _box(node) -> tuple[int, int, int, int] | None:  # noqa: ANN001 - an lxml node
+    m = re.fullmatch(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]", (node.get("bounds") or "").replace(" ", ""))
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4))) if m else None
+
+
+_BALANCE = re.compile(r"余额|零钱|账户|账号|卡|balance|account|card|wallet|savings|checking")
+
+
+def _priced_button(target, ctx: TargetContext) -> bool:  # noqa: ANN001 - an Element
+    """A button that states its own price ("Rent HD $3.99", "¥6 开通"): pressing it is what costs that much."""
+    if "Button" not in target.class_name:
+        return False  # a row that shows a fare or a balance opens its breakdown
+    label = " ".join(dict.fromkeys(ctx.labels))
+    if not amounts(label):
+        return False
+    rest = without_amounts(label)
+    # A few words beside the price ("Rent HD", "开通"); a card that shows a balance names a place ("零钱 ¥25.00 余额").
+    return len(fold(rest)) <= 10 and _BALANCE.search(fold(rest)) is None
 
 
 def card_of(reader: ScreenReader, target):  # noqa: ANN001, ANN201 - Elements
@@ -134,6 +183,9 @@ def scope_potential(reader: ScreenReader, ctx: TargetContext, role: str) -> Pote
     """The potential of what the primary control commits: its sheet, its card, or its page. What is typed into a
     field (a price filter's ¥50) is the user's input, not what the screen asks for. A card's bare price is what a
     feed shows on every item: a card commits only with more (免密支付, a renewing price, a payee)."""
+    if role == "priced button":
+        price = amounts(" ".join(ctx.labels))
+        return Potential("pay", (f"amount {price[0].text}", "its own label")) if price else None
     scope_element = ctx.container if role == "sheet button" else None
     if role == "card button" and ctx.target is not None:
         scope_element = card_of(reader, ctx.target)
@@ -170,7 +222,10 @@ def scope_potential(reader: ScreenReader, ctx: TargetContext, role: str) -> Pote
 def precaution(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> Finding | None:
     """A primary control, not known to be harmless, on a scope with potential: ask, with the potential's kind."""
     role = primary_role(reader, ctx)
-    if role is None or known_harmless(reader, ctx, labels) is not None:
+    harmless = known_harmless(reader, ctx, labels) if role is not None else None
+    if role == "priced button" and harmless == "a tab":
+        harmless = None  # Trailer | Rent HD $3.99 | Buy HD $14.99: a strip of actions, each with its price
+    if role is None or harmless is not None:
         return None
     if role != "sheet button" and settled(reader, ctx) is not None:
         return None  # a receipt: what the page states already happened
@@ -178,7 +233,7 @@ def precaution(reader: ScreenReader, ctx: TargetContext, labels: list[str]) -> F
     if potential is None:
         return None
     label = " ".join(labels)[:30] or "an unnamed control"
-    where = {"sheet button": "sheet", "card button": "card"}.get(role, "page")
+    where = {"sheet button": "sheet", "card button": "card", "priced button": "button"}.get(role, "page")
     return Finding(
         potential.kind,
         "precaution",

@@ -8,6 +8,11 @@
   the focus, and Search runs a search.
 - The favourite, speed-dial and recent-call tiles of a phone, contacts or messaging app place the call at once; a
   contact row in a list opens the card.
+- In a messaging app, canned replies offered under a message with no compose field on screen (a watch's quick
+  replies, Compose chips with no id) send their text when tapped.
+- In a phone or contacts app (a car's, a watch's too) a row that shows a phone number calls it when tapped (a
+  contact's number rows, a search result), and a long press on a dialpad digit calls (1: voicemail, 2-9: the speed
+  dial set for it, which nothing on the key shows); a tap on a digit only types it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import re
 from mobile_agent.gate.finding import Finding, Situation, with_model
 from mobile_agent.gate.harmless import harmless_words
 from mobile_agent.gate.inputs import key_finding
-from mobile_agent.gate.lexicon import verb_kind
+from mobile_agent.gate.lexicon import is_no, verb_kind
 from mobile_agent.screen.context import ScreenReader, TargetContext
 from mobile_agent.screen.labels import is_keyboard, labels_of
 from mobile_agent.screen.text import fold
@@ -51,6 +56,12 @@ _QUICK_DIAL = re.compile(
     r"favou?rite|starred|strequent|speed_?dial|contact_?tile|frequent|call_?log|recent_?call|calllog|recents?\b",
     re.I,
 )
+# Phone and contacts apps, where a number is a call (messaging apps open a thread with it).
+_DIALER_APP = re.compile(r"dialer|contacts|incallui|telecom|\.phone\b", re.I)
+# A phone number as a row shows it: digits with spaces, dashes, dots or brackets, seven digits at least.
+_NUMBER = re.compile(r"\+?[\d\s().\-]{7,}")
+# A dialpad key's label: the digit and its letters ("2,ABC", "7 PQRS"); 0, * and # type a + or a pause.
+_DIAL_KEY = re.compile(r"\d([a-z]{3,4})?")  # on the folded label
 _QUICK_DIAL_TAB = re.compile(
     r"(收藏|常用|常用联系人|快速拨号|最近通话|通话记录|最近|favou?rites|speeddial|recents|calllog)"
 )
@@ -101,6 +112,49 @@ def notification_surface(reader: ScreenReader, ctx: TargetContext, labels: list[
         ctx.describe(),
         f"a notification's action '{label[:30] or 'unnamed'}' acts without opening the app",
         (f"notification action '{label[:40]}'",),
+    )
+
+
+_MESSAGING_APP = re.compile(
+    r"messag|\.mms\b|\.sms\b|telegram|whatsapp|signal|\.talk\b|chat|com\.tencent\.mm\b|kakao|viber|\.line\b",
+    re.I,
+)
+
+
+def canned_reply(reader: ScreenReader, ctx: TargetContext, labels: list[str], package: str) -> Finding | None:
+    """A quick-reply chip of a messaging app: one of two or more id-less clickable texts of one kind, with no field
+    on screen to write in (the chip is the message)."""
+    target = ctx.target
+    app = target.package if target is not None and target.package else package
+    if target is None or target.resource_id or not _MESSAGING_APP.search(app or ""):
+        return None
+    label = " ".join(labels)
+    if not label or len(label) > 40 or harmless_words(labels) is not None or reader.edit_fields():
+        return None
+    if ctx.container is not None or verb_kind(label) is not None:
+        return None  # a dialog's buttons ("Clear all" / "Cancel"), a named action: the other rules read them
+    parent = target.node.getparent()
+    if parent is None:
+        return None
+    chips = [
+        n
+        for n in parent.iterchildren("node")
+        if n.get("clickable") == "true"
+        and not n.get("resource-id")
+        and n.get("class") == target.class_name
+        and (n.get("text") or n.get("content-desc") or "").strip()
+        and not any(
+            True for _ in n.iterchildren("node")
+        )  # a chip is one text; a conversation row holds several
+    ]
+    if len(chips) < 2 or any(is_no(n.get("text") or n.get("content-desc") or "") for n in chips):
+        return None  # a Cancel among them: a dialog's buttons, not replies
+    return Finding(
+        "send",
+        "surface",
+        ctx.describe(),
+        f"a quick reply '{label[:30]}' sends it at once",
+        (f"reply chip '{label[:40]}'", "no compose field"),
     )
 
 
@@ -278,4 +332,55 @@ def call_tile(reader: ScreenReader, ctx: TargetContext, labels: list[str], packa
     )
 
 
-__all__ = ["call_tile", "ime_action_key", "keyboard_key", "notification_body", "notification_surface"]
+def dialer_surface(
+    reader: ScreenReader, ctx: TargetContext, labels: list[str], package: str, long_press: bool
+) -> Finding | None:
+    """In a phone or contacts app: a number row calls when tapped, a dialpad digit calls when held."""
+    target = ctx.target
+    app = target.package if target is not None and target.package else package
+    if target is None or ctx.is_tab or reader.is_edit(target) or not _DIALER_APP.search(f"{app} {package}"):
+        return None
+    if long_press:
+        digit = len(labels) == 1 and _DIAL_KEY.fullmatch(fold(labels[0])) is not None
+        if not digit or fold(labels[0])[0] == "0" or _dialpad_keys(reader) < 10:
+            return None
+        return Finding(
+            "call",
+            "surface",
+            ctx.describe(),
+            f"a long press on the dialpad's '{labels[0][:10]}' calls (voicemail, speed dial)",
+            (f"dialpad key '{labels[0][:10]}'", "long press"),
+        )
+    number = next(
+        (t for t in labels if _NUMBER.fullmatch(t.strip()) and sum(c.isdigit() for c in t) >= 7), None
+    )
+    if number is None:
+        return None
+    return Finding(
+        "call",
+        "surface",
+        ctx.describe(),
+        f"a row showing the number '{number[:20]}' in a phone app calls it",
+        (f"number '{number[:20]}'", "phone app"),
+    )
+
+
+def _dialpad_keys(reader: ScreenReader) -> int:
+    """How many distinct digits the screen's keys show, a key's letters aside ("2,ABC")."""
+    keys = {
+        folded[0]
+        for e in reader.visible
+        if e.node.get("clickable") == "true" and _DIAL_KEY.fullmatch(folded := fold(" ".join(labels_of(e))))
+    }
+    return len(keys)
+
+
+__all__ = [
+    "call_tile",
+    "canned_reply",
+    "dialer_surface",
+    "ime_action_key",
+    "keyboard_key",
+    "notification_body",
+    "notification_surface",
+]
