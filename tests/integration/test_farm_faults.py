@@ -77,7 +77,13 @@ def result_episodes(store: TrajectoryStore, run_id: str) -> Counter[int]:
 
 
 def run_library_batch(
-    store, devices: Path, tasks: Path, model: ModelSettings, config: SchedulerConfig, on_event
+    store,
+    devices: Path,
+    tasks: Path,
+    model: ModelSettings,
+    config: SchedulerConfig,
+    on_event,
+    reconnect_wait_s: float = 2,
 ):
     from mobile_agent.farm.scheduler.runs import submit
 
@@ -86,8 +92,10 @@ def run_library_batch(
     runner = AgentRunner(
         store,
         model,
-        # a phone that left the bus is waited for 2 s (not the default 60): these tests drop one for good
-        defaults=EpisodeDefaults(max_steps=8, timeout_s=60, reset=ResetMode.NONE, reconnect_wait_s=2),
+        # a phone that left the bus is waited for 2 s by default (not 60): these tests drop one for good
+        defaults=EpisodeDefaults(
+            max_steps=8, timeout_s=60, reset=ResetMode.NONE, reconnect_wait_s=reconnect_wait_s
+        ),
     )
     pool = WorkerPool(
         store,

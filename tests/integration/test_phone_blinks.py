@@ -166,3 +166,42 @@ def test_run_waits_for_the_phone_within_reconnect_wait(sim_farm, tmp_path, gone_
         assert (
             len(lines) == 1 and f"phone {serial} left the adb bus and was not back within 2 s" in lines[0]
         ), out
+
+
+def test_a_farm_phone_that_blinks_keeps_its_task(sim_farm, tmp_path):
+    from mobile_agent.farm.scheduler.jobs import SchedulerConfig
+    from mobile_agent.farm.scheduler.runner import ModelSettings
+    from mobile_agent.store import phones as phone_db
+    from mobile_agent.store import queue_status as qs
+    from tests.integration.test_farm_faults import (
+        result_episodes,
+        run_library_batch,
+        scripts,
+        write_devices,
+        write_tasks,
+    )
+
+    farm = sim_farm(2)
+    devices = write_devices(tmp_path / "devices.yaml", farm)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", 6)
+    victim, victim_task = farm.serials[0], []
+
+    def on_event(event) -> None:
+        if event.kind == "step" and event.phone == victim and event.step == 1 and not victim_task:
+            victim_task.append(event.task_id)
+            farm.drop(victim, 3.0)
+
+    config = SchedulerConfig(poll_s=0.05, heartbeat_s=1, quarantine_after=1, probe_every_s=300, stall_s=30)
+    with (
+        TrajectoryStore.open(root=tmp_path / "replays") as store,
+        SimModelServer(family="ui-venus-2", scripts=[scripts(tmp_path)], latency_ms=20) as server,
+    ):
+        model = ModelSettings((server.base_url,), server.served_model, max_retries=1, backoff_s=0.05)
+        run_id, _ = run_library_batch(store, devices, tasks, model, config, on_event, reconnect_wait_s=30)
+        assert victim_task, "the phone was never dropped"
+        assert qs.run_counts(store, run_id) == qs.RunCounts(done=6)
+        assert set(result_episodes(store, run_id).values()) == {1}
+        [task] = [t for t in qs.list_tasks(store, run_id) if t.id == victim_task[0]]
+        assert task.attempts == 1 and task.device_failures == 0 and task.outcome == "finished"
+        assert not any(i.quarantined for i in phone_db.farm_devices(store))
+        assert store.check_integrity() == []
