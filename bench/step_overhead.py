@@ -25,8 +25,8 @@ model`), so the CPU this process spends is the runtime's own. Prints one JSON ob
   requests; a batch is one), counted on the phone's side (`sim-requests`), per step and per step kind, at each
   model latency. Goal: a mean <= 2.
 - recheck: the gate's re-check of the screen right before acting (agent/recheck.py, issue 22): on which steps it
-  read the phone again, how many requests that was (goal: at most one, only on the steps it marked), and its wall
-  time on those steps, at each model latency.
+  read the phone again, how many requests that was (goal: at most one, only on the steps it marked), its wall
+  time on those steps, and how old the judged view tree was when it began, at each model latency.
 """
 
 from __future__ import annotations
@@ -165,8 +165,11 @@ class RecheckMeter:
     (AndroidDevice.hierarchy), per step kind; a step without a read cost nothing and is not listed."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str, int, float]] = []  # (step kind, reads, ms)
+        self.rows: list[
+            tuple[str, int, float, float]
+        ] = []  # (step kind, reads, ms, ms since the judged tree)
         self._reads = 0
+        self._tree_in = 0.0  # when the last view tree of a frame came in (perf_counter)
 
     @contextmanager
     def installed(self):
@@ -174,10 +177,17 @@ class RecheckMeter:
         from mobile_agent.device.android import AndroidDevice
 
         original_check, original_read = loop.stale_step, AndroidDevice.hierarchy
+        original_screen = AndroidDevice._read_screen
 
         def hierarchy(device):
             self._reads += 1
             return original_read(device)
+
+        def read_screen(device, *args, **kwargs):
+            try:
+                return original_screen(device, *args, **kwargs)
+            finally:
+                self._tree_in = time.perf_counter()
 
         def stale_step(device, seen, draft, after_s):
             reads, started = self._reads, time.perf_counter()
@@ -186,20 +196,25 @@ class RecheckMeter:
             finally:
                 if self._reads > reads:
                     kind = draft.action.kind.value if draft.action is not None else "none"
-                    self.rows.append((kind, self._reads - reads, (time.perf_counter() - started) * 1000))
+                    ms, since = (time.perf_counter() - started) * 1000, (started - self._tree_in) * 1000
+                    self.rows.append((kind, self._reads - reads, ms, since))
 
         loop.stale_step, AndroidDevice.hierarchy = stale_step, hierarchy
+        AndroidDevice._read_screen = read_screen
         try:
             yield self
         finally:
             loop.stale_step, AndroidDevice.hierarchy = original_check, original_read
+            AndroidDevice._read_screen = original_screen
 
     def summary(self, episodes: int) -> dict:
         return {
             "rechecked_steps_per_episode": round(len(self.rows) / max(1, episodes), 2),
-            "kinds": sorted({kind for kind, _, _ in self.rows}),
-            "reads_per_rechecked_step_max": max((n for _, n, _ in self.rows), default=0),
-            "wall_ms_median": _median([ms for _, _, ms in self.rows]) if self.rows else 0.0,
+            "kinds": sorted({row[0] for row in self.rows}),
+            "reads_per_rechecked_step_max": max((row[1] for row in self.rows), default=0),
+            "wall_ms_median": _median([row[2] for row in self.rows]) if self.rows else 0.0,
+            # How old the judged tree was when the re-check began: the window it closes, for its wall time.
+            "judged_tree_age_ms_median": _median([row[3] for row in self.rows]) if self.rows else 0.0,
             "goal": "at most one extra request, only on the steps the gate marked",
         }
 
