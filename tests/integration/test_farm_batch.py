@@ -95,7 +95,8 @@ def test_batch_of_100_tasks_on_16_phones(sim_farm, tmp_path: Path) -> None:
         )
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
-    assert summary["tasks"] == {"total": 100, "pending": 0, "claimed": 0, "done": 100, "failed": 0}
+    tasks = {"total": 100, "pending": 0, "claimed": 0, "done": 100, "failed": 0, "waiting": 0, "expired": 0}
+    assert summary["tasks"] == tasks
     assert summary["by_outcome"] == {"finished": 100}
     assert summary["finished_unverified"] == 100 and summary["retries"] == 0
 

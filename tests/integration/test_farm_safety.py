@@ -119,6 +119,7 @@ def test_without_the_allow_sends_wait_for_a_person_within_the_hold_then_expire(
     ended = invoke("batch", str(tasks), *common, "--hold", "3", "--stall", "600", code=1)
     assert time.monotonic() - t0 < 120
     assert ended["by_outcome"] == {"needs_user:expired": 2, "finished": 3}
+    assert ended["tasks"]["expired"] == 2 and ended["tasks"]["done"] == 3  # needing a person is never done
     assert ended["retries"] == 0 and ended["episodes"] == 5 and len(ended["expired"]) == 2
     assert ended["successes"] == 0 and ended["waiting"] == [] and sent(farm) == 0
     with TrajectoryStore.open(db) as store:
@@ -161,4 +162,5 @@ def test_a_batch_where_every_task_needs_a_person_lists_every_waiting_episode(
     out = result.stdout
     assert out.count("mobile-agent inbox answer") >= 2  # each question with the command that answers it
     assert "waiting for a person" in out and "expired (nobody answered in time): 2" in out
+    assert "0 with a result" in out and ", 2 expired;" in out  # the summary line counts the new task states
     assert "mobile-agent batch --resume" in out and sent(farm) == 0

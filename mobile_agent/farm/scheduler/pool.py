@@ -564,6 +564,8 @@ class WorkerPool:
         except KeyboardInterrupt:
             self.interrupted = True
             log.warning("interrupted: ending the episodes in flight as 'interrupted'")
+        except StoreUnavailable as exc:  # the store stayed away past its bound: everyone stops
+            self.store_lost(exc)
         self.stop()
 
     def stop(self, timeout: float | None = None) -> None:
