@@ -27,14 +27,25 @@ def console_command(
     user: str | None = typer.Option(
         None, "--user", help="Who answers from this console (default: the OS user)."
     ),
+    adb: str | None = typer.Option(
+        None, "--adb", help="adb server (HOST:PORT) of phones outside the farm, for the live page."
+    ),
+    live_fps: float = typer.Option(
+        8.0, "--live-fps", min=0.5, max=30.0, help="Most frames a second the live page takes from a phone."
+    ),
 ) -> None:
-    """Serve the web console: phones, runs with progress, episodes step by step, and the inbox to answer."""
+    """Serve the web console: phones (with a live screen to watch and control), runs with progress, episodes step
+    by step, and the inbox to answer."""
     import uvicorn
 
     from mobile_agent.console.app import console_url, create_app, is_loopback
     from mobile_agent.farm.inbox import os_user
     from mobile_agent.store.store import TrajectoryStore
 
+    if adb is not None:
+        from mobile_agent.device.adb_server import parse_adb_address
+
+        parse_adb_address(adb)  # a UserError (exit 2, one line) before anything listens
     token = load_token(token_file)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -49,7 +60,7 @@ def console_command(
     sock.listen(128)
     bound = sock.getsockname()[1]
     with TrajectoryStore.open(db) as store:
-        app = create_app(store, token, user=user or os_user())
+        app = create_app(store, token, user=user or os_user(), adb=adb, live_fps=live_fps)
         if not is_loopback(host):
             print(
                 f"warning: the console listens on {host}, not only this machine: put it behind TLS (a reverse "

@@ -18,6 +18,8 @@ from starlette.staticfiles import StaticFiles
 
 from mobile_agent.console.events import ChangeStream
 from mobile_agent.console.forms import Forms
+from mobile_agent.console.live import DEFAULT_FPS
+from mobile_agent.console.live_routes import LiveRoutes
 from mobile_agent.console.media import Shots
 from mobile_agent.console.pages import Pages
 from mobile_agent.console.security import TokenGate
@@ -27,9 +29,18 @@ STATIC = Path(__file__).parent / "static"
 
 
 def create_app(
-    store: TrajectoryStore, token: str, *, user: str = "console", poll_s: float = 0.3
+    store: TrajectoryStore,
+    token: str,
+    *,
+    user: str = "console",
+    poll_s: float = 0.3,
+    adb: str | None = None,
+    live_fps: float = DEFAULT_FPS,
 ) -> TokenGate:
+    """``adb``: the adb server of phones the store knows only from their episodes (the farm's phones carry
+    their own); ``live_fps``: the most frames a second the live page takes from a phone."""
     pages, forms, shots = Pages(store, token), Forms(store, token, user), Shots(store)
+    live = LiveRoutes(store, token, user, pages.render, adb=adb, fps=live_fps)
     routes = [
         Route("/", pages.overview),
         Route("/phones", pages.phones),
@@ -41,6 +52,10 @@ def create_app(
         Route("/phones/release", forms.release, methods=["POST"]),
         Route("/shots/{episode_id:str}/{index:int}.jpg", shots.step),
         Route("/questions/{episode_id:str}.jpg", shots.question),
+        Route("/live", live.page),
+        Route("/live/stream", live.stream),
+        Route("/live/control", live.control, methods=["POST"]),
+        Route("/live/input", live.input, methods=["POST"]),
         Route("/events", ChangeStream(store, poll_s=poll_s).stream),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -68,7 +83,15 @@ class BackgroundConsole:
         urllib.request.urlopen(console.url)      # console.url carries the token
     """
 
-    def __init__(self, store: TrajectoryStore, *, token: str | None = None, user: str = "console") -> None:
+    def __init__(
+        self,
+        store: TrajectoryStore,
+        *,
+        token: str | None = None,
+        user: str = "console",
+        adb: str | None = None,
+        live_fps: float = DEFAULT_FPS,
+    ) -> None:
         import uvicorn
 
         from mobile_agent.console.security import new_token
@@ -79,7 +102,10 @@ class BackgroundConsole:
         self.sock.listen(128)
         self.port = self.sock.getsockname()[1]
         config = uvicorn.Config(
-            create_app(store, self.token, user=user), log_level="warning", access_log=False, lifespan="off"
+            create_app(store, self.token, user=user, adb=adb, live_fps=live_fps),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
         )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)

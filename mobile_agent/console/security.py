@@ -21,7 +21,7 @@ MIN_TOKEN = 16
 HEADERS = [
     (
         b"content-security-policy",
-        b"default-src 'self'; img-src 'self' data:; script-src 'self'; "
+        b"default-src 'self'; img-src 'self' data: blob:; script-src 'self'; "
         b"style-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     ),
     (b"x-frame-options", b"DENY"),

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,22 +24,9 @@ from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, SimModelServe
 from mobile_agent.store import answers as answer_db
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.store import TrajectoryStore
+from tests.integration.chromium import CHROMIUM, CHROMIUM_ARGS, sync_api, wait_until
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--no-first-run",
-]
-if not CHROMIUM.is_file():
-    pytest.skip("no Chromium at /usr/bin/chromium (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
-)
 
 ORDER = "在美团点一份黄焖鸡米饭"
 MEITUAN = "com.sankuai.meituan"
@@ -61,15 +47,6 @@ def submit(db: str, tasks: Path) -> str:
     )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)["run_id"]
-
-
-def wait_until(predicate, timeout: float = 90.0, what: str = "") -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_batch_with_the_console_open(sim_farm, tmp_path: Path) -> None:
@@ -154,7 +131,9 @@ def test_a_batch_with_the_console_open(sim_farm, tmp_path: Path) -> None:
                     timeout=90_000,
                 )
                 wait_until(
-                    lambda: len([q for q in list_waiting(store) if q.answer_by]) == 2, what="two payments"
+                    lambda: len([q for q in list_waiting(store) if q.answer_by]) == 2,
+                    timeout=90,
+                    what="two payments",
                 )
                 page.goto(f"{console.base}/inbox")
                 page.wait_for_selector("article.question img")

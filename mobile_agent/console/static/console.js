@@ -7,6 +7,7 @@
   var busy = false, again = false;
 
   function refresh() {
+    if (main.hasAttribute("data-no-refresh")) { return; }  // the live page updates itself
     if (busy) { again = true; return; }
     busy = true;
     fetch(window.location.href, { headers: { "X-Console-Partial": "1" }, credentials: "same-origin" })
