@@ -16,6 +16,7 @@ from typing import Any
 from mobile_agent.actions import POINT_KINDS, Action, Size
 from mobile_agent.agent.loops import LoopDetector
 from mobile_agent.gate.guard import Decision
+from mobile_agent.gate.lexicon import KINDS
 from mobile_agent.screen.viewtree import ViewTree
 
 CAPTCHA_TEXT = re.compile(
@@ -114,7 +115,7 @@ def confirmation_question(decision: Decision, action: Action, screenshot: Path |
 
 # The word a person types to allow a consequential kind at the terminal: the kind itself, so a key pressed by habit
 # (y, Enter) or typed before the question was shown never approves a payment.
-_TYPED_WORDS = frozenset({"pay", "transfer", "order", "delete", "send", "post", "call", "share"})
+_TYPED_WORDS = frozenset(KINDS) - {"sensitive"}  # every consequence kind is approved by its own word
 _TYPED_ALSO = frozenset({"yes", "确认", "同意", "允许"})
 
 

@@ -42,7 +42,7 @@ CATEGORIES = (
 Category = Literal[CATEGORIES]  # type: ignore[valid-type]
 
 Vendor = Literal["aosp", "google", "xiaomi", "huawei", "honor", "oppo", "oneplus", "vivo", "samsung", "other"]
-ConsequenceKind = Literal["pay", "transfer", "order", "delete", "send", "post", "call"]
+ConsequenceKind = Literal["pay", "transfer", "order", "delete", "send", "post", "call", "share", "security"]
 
 _PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
 

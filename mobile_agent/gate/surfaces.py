@@ -142,12 +142,14 @@ def canned_reply(reader: ScreenReader, ctx: TargetContext, labels: list[str], pa
         if n.get("clickable") == "true"
         and not n.get("resource-id")
         and n.get("class") == target.class_name
-        and (n.get("text") or n.get("content-desc") or "").strip()
+        and (
+            n.get("text") or ""
+        ).strip()  # a reply is text shown; an icon named only by its description is a tool
         and not any(
             True for _ in n.iterchildren("node")
         )  # a chip is one text; a conversation row holds several
     ]
-    if len(chips) < 2 or any(is_no(n.get("text") or n.get("content-desc") or "") for n in chips):
+    if target.node not in chips or len(chips) < 2 or any(is_no(n.get("text") or "") for n in chips):
         return None  # a Cancel among them: a dialog's buttons, not replies
     return Finding(
         "send",

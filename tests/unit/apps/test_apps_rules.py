@@ -181,3 +181,12 @@ def test_later_button_without_an_update_dialog_is_left_alone(registry):
     )
     with_update = _dump(_node(text="以后再说", bounds="[0,0][100,50]"), _node(text="发现新版本"))
     assert registry.match_popup("com.example.any", with_update).rule.id == "update_later"
+
+
+def test_a_manifest_can_declare_every_consequence_kind_the_gate_knows():
+    from typing import get_args
+
+    from mobile_agent.apps.schema import ConsequenceKind
+    from mobile_agent.gate.lexicon import KINDS
+
+    assert set(get_args(ConsequenceKind)) == set(KINDS) - {"sensitive"}

@@ -53,6 +53,14 @@ def test_a_single_key_never_approves_a_consequential_action():
     assert not any(typed_approval(a, "pay") for a in ("y", "Y", "", "是", "好", "send", None))
 
 
+def test_every_consequence_kind_is_approved_by_its_own_word():
+    from mobile_agent.agent.takeover import confirm_word, typed_approval
+    from mobile_agent.gate.lexicon import KINDS
+
+    for kind in set(KINDS) - {"sensitive"}:
+        assert confirm_word(kind) == kind and typed_approval(kind, kind) and not typed_approval("y", kind)
+
+
 def test_a_stopped_episode_stops_waiting_for_the_person(terminal):
     flag = StopFlag()
     threading.Timer(0.3, flag.set, args=("phone taken over",)).start()

@@ -186,6 +186,28 @@ def test_a_quick_reply_chip_with_nothing_to_write_in_sends(gate):
     assert decide_on(gate, with_field, Action.tap(227, 335), 454, 454, pkg).verdict is Verdict.ALLOW
 
 
+def test_icon_buttons_of_a_chats_title_bar_are_not_quick_replies(gate):
+    pkg = "com.example.messaging"
+    icons = n(
+        kids=n(desc="검색", bounds="[829,96][942,254]", click=True, cls=BTN, pkg=pkg)
+        + n(desc="메뉴 더보기", bounds="[942,96][1055,254]", click=True, cls=BTN, pkg=pkg),
+        bounds="[829,96][1055,254]",
+        cls="android.widget.LinearLayout",
+        pkg=pkg,
+    )
+    xml = tree(
+        window(
+            n("Boss", "[160,120][700,230]", pkg=pkg),
+            icons,
+            n("See you at two", "[60,600][900,700]", pkg=pkg),
+            pkg=pkg,
+        )
+    )
+    assert (
+        decide(gate, xml, Action.tap(885, 175), pkg).verdict is Verdict.ALLOW
+    )  # the real KakaoTalk 검색 icon
+
+
 def test_a_macros_run_takes_the_kind_of_the_step_it_runs(gate):
     pkg = "com.example.automate"
     step = n(
