@@ -182,3 +182,49 @@ def test_live_page_control_and_refusals(sim_farm, tmp_path: Path) -> None:
         before = asked()
         time.sleep(1.5)
         assert asked() == before
+
+
+def test_secure_screen_shows_black_with_a_note(sim_farm, tmp_path: Path) -> None:
+    """The simulated Alipay payment password is FLAG_SECURE: the live page shows the black frame with its note,
+    and text typed there from the page is recorded as its length only."""
+    farm = sim_farm(1)
+    serial = farm.serials[0]
+    phone = farm.phones[serial]
+    adb = f"127.0.0.1:{farm.adb_port}"
+    key = f"{adb}/{serial}"
+    with (
+        TrajectoryStore.open(f"sqlite:///{tmp_path / 'live.db'}") as store,
+        BackgroundConsole(store, user="tester") as console,
+        sync_api.sync_playwright() as playwright,
+    ):
+        phone_db.record_device_result(store, key, serial, adb, ok=True)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(console.url)
+            page.goto(f"{console.base}/live?phone={key}")
+            page.wait_for_function("() => window.__liveFrames && window.__liveFrames.length >= 1")
+            assert page.locator("#secure-note").is_hidden()  # the launcher: a picture
+            phone.launch(phone.package_for_name("支付宝"))  # on the phone itself: up to the payment password
+            for x, y in ((135, 766), (600, 782)):
+                phone.tap(x, y)
+            phone.input_text("100")
+            phone.tap(540, 982)
+            assert phone.screen()[1] == "password"
+            page.wait_for_selector("#secure-note", state="visible", timeout=10_000)
+            page.locator("#take").click()
+            page.wait_for_function("() => document.querySelector('#control-state').dataset.control === 'you'")
+            page.locator("#type-text").fill("123456")
+            page.locator("#type-send").click()
+            wait_until(
+                lambda: any(e.meta.get("live") and e.step_count for e in store.list_episodes()), what="step"
+            )
+            page.locator("#release").click()
+            page.wait_for_function(
+                "() => document.querySelector('#control-state').dataset.control === 'none'"
+            )
+        finally:
+            browser.close()
+        live = next(e for e in store.list_episodes(device=serial, limit=None) if e.meta.get("live"))
+        (step,) = store.steps(live.id)
+        assert step.action.text == "******" and "secure screen" in step.thought
