@@ -10,6 +10,9 @@
    Goal: <= 200 ms median per page.
 2. Step to screen: a step is recorded while an event stream is open (an SSE client) and while Chromium shows the
    episode's page (when /usr/bin/chromium and playwright are there); the time until each sees it. Goal: <= 1 s.
+3. The live phone page (bench/console_live.py): frames a second in the browser, change-to-browser latency on a
+   simulated phone, and what the console asks of the phone while nobody watches. Goal: >= 5 frames/s, <= 300 ms,
+   nothing. ``--only live`` runs this part alone; ``--only pages`` the first two.
 """
 
 from __future__ import annotations
@@ -373,12 +376,22 @@ def main() -> None:
         "--pg", default=os.environ.get("MOBILE_AGENT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
     )
     parser.add_argument("--skip-pg", action="store_true")
+    parser.add_argument("--only", choices=["pages", "live"], default=None, help="run one part of the bench")
+    parser.add_argument("--live-seconds", type=float, default=5.0)
+    parser.add_argument("--live-rounds", type=int, default=10)
+    parser.add_argument("--live-fps", type=float, default=8.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="console-bench-") as tmp:
-        work = Path(tmp)
-        out = {"sqlite": measure(f"sqlite:///{work / 'bench.db'}", work / "sqlite", args)}
-        if not args.skip_pg:
-            out["postgresql"] = postgres(args.pg, work / "pg", args)
+    out: dict = {}
+    if args.only != "live":
+        with tempfile.TemporaryDirectory(prefix="console-bench-") as tmp:
+            work = Path(tmp)
+            out["sqlite"] = measure(f"sqlite:///{work / 'bench.db'}", work / "sqlite", args)
+            if not args.skip_pg:
+                out["postgresql"] = postgres(args.pg, work / "pg", args)
+    if args.only != "pages":
+        from bench.console_live import live_view
+
+        out["live"] = live_view(args.live_seconds, args.live_rounds, args.live_fps)
     print(json.dumps(out, indent=2, ensure_ascii=False))
 
 
