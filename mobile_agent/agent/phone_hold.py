@@ -115,6 +115,11 @@ class PhoneHold:
                 renewed = phone_db.renew_device_leases(
                     self.store, [self.key], worker=self.me, lease_s=self.lease_s
                 )
+            except (
+                MobileAgentError
+            ) as exc:  # the store away past its bound: said in one line; the next beat retries
+                log.warning("could not renew the lease on phone %s: %s", self.serial, exc.one_line())
+                continue
             except Exception:  # noqa: BLE001 - the next beat retries; the lease is many beats long
                 log.warning("could not renew the lease on phone %s", self.serial, exc_info=True)
                 continue
