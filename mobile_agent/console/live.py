@@ -17,7 +17,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mobile_agent.device.android import AndroidDevice
 from mobile_agent.device.frames import is_black
@@ -45,6 +45,8 @@ class Control:
     since: float
     episode_id: str | None = None  # the store's record of this control session (live_record.LiveRecorder)
     steps: int = 0
+    takeover: str | None = None  # the paused episode this session acts for (live_takeover.py)
+    done: list[str] = field(default_factory=list)  # what was done, as recorded, for the hand-back reply
 
 
 class ControlRefused(MobileAgentError):
@@ -170,7 +172,7 @@ class LivePhone:
                     return None
             return control
 
-    def take(self, viewer: str, who: str) -> tuple[Control, Control | None]:
+    def take(self, viewer: str, who: str, takeover: str | None = None) -> tuple[Control, Control | None]:
         """Give control to ``viewer``; (the new control, the lapsed one it replaced, if any). ControlRefused when
         another viewer holds it."""
         current = self.holder()
@@ -182,7 +184,7 @@ class LivePhone:
                     f"{current.who} holds control of {self.serial}", "wait for them to release it, or watch"
                 )
             lapsed = self.control
-            self.control = Control(viewer, who, time.time())
+            self.control = Control(viewer, who, time.time(), takeover=takeover)
             self._left_at = None
             return self.control, lapsed
 

@@ -34,12 +34,17 @@ class LiveRecorder:
         self._lock = threading.Lock()
 
     def start(self, serial: str, key: str, control: Control) -> str:
+        """The session's episode; one taking over a paused episode names it in ``meta.live.takeover``
+        (``source_episode_id`` stays for replays)."""
+        live = {"controller": control.who, "phone": key}
+        if control.takeover is not None:
+            live["takeover"] = control.takeover
         info = self.store.start_episode(
             live_task(serial),
             device=serial,
             family=FAMILY,
             model=MODEL,
-            meta={"live": {"controller": control.who, "phone": key}},
+            meta={"live": live},
         )
         control.episode_id = info.id
         beat = Heartbeat(self.store, info.id).start()
@@ -86,6 +91,7 @@ class LiveRecorder:
             screenshot=before.jpeg if before is not None else None,
         )
         control.steps += 1
+        control.done.append(recorded.describe() + (f" (failed: {error})" if error else ""))
 
     def end(self, control: Control, why: str) -> None:
         if control.episode_id is None:

@@ -1,5 +1,5 @@
 """The live page's requests: ``GET /live?phone=KEY`` (the page), ``GET /live/stream`` (the screen as MJPEG,
-``multipart/x-mixed-replace``), ``POST /live/control`` (take or release control) and ``POST /live/input`` (a tap,
+``multipart/x-mixed-replace``), ``POST /live/control`` (take or release control, or hand a taken-over episode back: live_takeover.py) and ``POST /live/input`` (a tap,
 long press, swipe, typed text or key, from the viewer holding control).
 
 Every request passes the console's token gate (security.TokenGate); the two POSTs need the CSRF token in the
@@ -24,8 +24,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from mobile_agent.actions import Action, ActionKind, Key
 from mobile_agent.console.live import DEFAULT_FPS, ControlRefused, Frame, LivePhone, new_viewer
 from mobile_agent.console.live_record import LiveRecorder
+from mobile_agent.console.live_takeover import hand_back, phone_key, waiting_for_hands
 from mobile_agent.console.security import csrf_token, same_origin
-from mobile_agent.errors import MobileAgentError
+from mobile_agent.errors import MobileAgentError, UserError
+from mobile_agent.farm.inbox import WaitingQuestion
 from mobile_agent.store import phones as phone_db
 from mobile_agent.store.store import TrajectoryStore
 
@@ -61,23 +63,34 @@ class LiveRoutes:
             return key, self.adb
         return None
 
-    def phone(self, key: str) -> LivePhone | None:
+    def phone(self, key: str, found: tuple[str, str | None] | None = None) -> LivePhone | None:
+        """The phone the console knows by ``key`` (``found``: its serial and adb server, read from the store by the
+        caller)."""
         with self._lock:
             if key in self.phones:
                 return self.phones[key]
-        found = self._resolve(key)
+        found = found or self._resolve(key)
         if found is None:
             return None
         with self._lock:
             return self.phones.setdefault(key, LivePhone(key, *found, fps=self.fps))
 
-    def _agent_on(self, phone: LivePhone) -> str | None:
-        """Why the agent drives this phone now (then it can be watched, not controlled); None when it does not."""
-        if any(h.serial == phone.serial for h in phone_db.person_holds(self.store)):
-            return None  # paused for a person: theirs to use
-        info = phone_db.farm_device(self.store, phone.key)
-        if info is not None and info.busy():
-            return f"worker {info.worker} has it booked"
+    def _question_phone(self, episode: str) -> tuple[WaitingQuestion, LivePhone] | None:
+        q = waiting_for_hands(self.store, episode)
+        if q is None:
+            return None
+        key, serial, adb = phone_key(self.store, q)
+        phone = self.phone(key, (serial, adb or self.adb))
+        return (q, phone) if phone is not None else None
+
+    def _agent_on(self, phone: LivePhone, takeover: str | None = None) -> str | None:
+        """Why the agent drives this phone now (then it can be watched, not controlled); None when it does not.
+        A phone paused for a person, or whose worker waits on the question taken over, is not driven unless an
+        episode runs on it."""
+        if takeover is None and not any(h.serial == phone.serial for h in phone_db.person_holds(self.store)):
+            info = phone_db.farm_device(self.store, phone.key)
+            if info is not None and info.busy():
+                return f"worker {info.worker} has it booked"
         for episode in self.store.list_episodes(status="running", device=phone.serial, limit=20):
             if not episode.meta.get("live"):
                 return f"episode {episode.id} is running on it"
@@ -90,7 +103,18 @@ class LiveRoutes:
     # ----- the page and the stream -----------------------------------------------------------------------------
     async def page(self, request: Request) -> Response:
         key = request.query_params.get("phone", "")
-        phone = await run_in_threadpool(self.phone, key)
+        episode = request.query_params.get("episode")
+        question = None
+        if episode is not None:
+            found = await run_in_threadpool(self._question_phone, episode)
+            if found is None:
+                return PlainTextResponse(
+                    f"no episode {episode!r} waits for a person's hands", status_code=404
+                )
+            question, phone = found
+            key = phone.key
+        else:
+            phone = await run_in_threadpool(self.phone, key)
         if phone is None:
             return PlainTextResponse(f"no phone {key!r} in this console's store", status_code=404)
         holder = phone.holder()
@@ -100,6 +124,7 @@ class LiveRoutes:
             phone=phone,
             viewer=new_viewer(),
             holder=holder.who if holder is not None else None,
+            question=question,
             stream=f"/live/stream?phone={quote(key, safe='')}",
         )
 
@@ -192,12 +217,13 @@ class LiveRoutes:
         viewer, op = data["viewer"], data.get("op")
         try:
             if op == "take":
-                busy = await run_in_threadpool(self._agent_on, phone)
+                takeover = await run_in_threadpool(self._takeover_of, phone, data.get("episode"))
+                busy = await run_in_threadpool(self._agent_on, phone, takeover)
                 if busy is not None:
                     raise ControlRefused(
                         f"the agent drives {phone.serial}: {busy}", "watch, or wait for it to end"
                     )
-                control, lapsed = phone.take(viewer, self._who(request, viewer))
+                control, lapsed = phone.take(viewer, self._who(request, viewer), takeover)
                 if lapsed is not None:
                     await run_in_threadpool(self._end, lapsed, "control lapsed and was taken by another page")
                 if control.episode_id is None:
@@ -207,9 +233,36 @@ class LiveRoutes:
                 control = phone.release(viewer)
                 await run_in_threadpool(self._end, control, "released")
                 return JSONResponse({"control": "none", "episode": control.episode_id})
+            if op == "hand_back":
+                return JSONResponse(await run_in_threadpool(self._hand_back, phone, phone.require(viewer)))
         except ControlRefused as exc:
             return JSONResponse({"error": exc.one_line()}, status_code=409)
-        return PlainTextResponse("op is take or release", status_code=400)
+        except UserError as exc:  # the inbox refused the answer (answered meanwhile, expired)
+            return JSONResponse({"error": exc.one_line()}, status_code=409)
+        return PlainTextResponse("op is take, release or hand_back", status_code=400)
+
+    def _takeover_of(self, phone: LivePhone, episode: object) -> str | None:
+        """The paused episode a take names, checked: it waits for hands on this very phone."""
+        if episode is None:
+            return None
+        q = waiting_for_hands(self.store, str(episode))
+        if q is None or q.phone != phone.serial:
+            raise ControlRefused(
+                f"episode {episode} does not wait for a person on {phone.serial}", "open the inbox"
+            )
+        return q.episode_id
+
+    def _hand_back(self, phone: LivePhone, control) -> dict:
+        """Release control and answer the paused episode with what was done: its worker continues it."""
+        q = waiting_for_hands(self.store, control.takeover) if control.takeover else None
+        if q is None:
+            raise ControlRefused(
+                "this control session took over no waiting episode", "release control instead"
+            )
+        reply = hand_back(self.store, q, control)
+        phone.release(control.viewer)
+        self._end(control, f"handed back to episode {q.episode_id}")
+        return {"control": "none", "episode": control.episode_id, "handed_back": q.episode_id, "reply": reply}
 
     async def input(self, request: Request) -> Response:
         asked = await self._body(request)

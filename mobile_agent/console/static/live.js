@@ -12,6 +12,7 @@
   var take = document.getElementById("take"), release = document.getElementById("release");
   var typeText = document.getElementById("type-text"), typeSend = document.getElementById("type-send");
   var phone = root.dataset.phone, viewer = root.dataset.viewer, csrf = root.dataset.csrf;
+  var episode = root.dataset.episode || null, handBack = document.getElementById("hand-back");
   var control = "none";
   var frames = window.__liveFrames = [];  // [arrival ms (Date.now), seq, checksum] for tests and benchmarks
   var shown = null;
@@ -51,6 +52,7 @@
     root.classList.toggle("watching", value !== "you");
     take.disabled = value === "you";
     release.disabled = value !== "you";
+    if (handBack) { handBack.disabled = value !== "you"; }
     typeText.disabled = typeSend.disabled = value !== "you";
     root.querySelectorAll("button[data-key]").forEach(function (b) { b.disabled = value !== "you"; });
     state.textContent = value === "you" ? "you hold control" : (value === "other" ? who + " holds control; you watch" : "nobody holds control");
@@ -105,11 +107,18 @@
   }
 
   take.addEventListener("click", function () {
-    post("/live/control", { op: "take" }).then(function (b) { if (!b.error) { setControl("you", b.who); } });
+    post("/live/control", episode ? { op: "take", episode: episode } : { op: "take" }).then(function (b) { if (!b.error) { setControl("you", b.who); } });
   });
   release.addEventListener("click", function () {
     post("/live/control", { op: "release" }).then(function (b) { if (!b.error) { setControl("none", ""); } });
   });
+  if (handBack) {
+    handBack.addEventListener("click", function () {
+      post("/live/control", { op: "hand_back" }).then(function (b) {
+        if (!b.error) { setControl("none", ""); handBack.hidden = true; state.textContent = "handed back: " + b.reply; }
+      });
+    });
+  }
   root.querySelectorAll("button[data-key]").forEach(function (b) {
     b.addEventListener("click", function () { post("/live/input", { kind: "key", key: b.dataset.key }); });
   });
