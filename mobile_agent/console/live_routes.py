@@ -34,6 +34,7 @@ from mobile_agent.store.store import TrajectoryStore
 BOUNDARY = "frame"
 MAX_BODY = 8 * 1024
 MAX_TEXT = 500
+MAX_STREAM_S = 600.0  # a stream ends after this (so a console can stop); the page opens the next one at once
 KEYS = {"back": Key.BACK, "home": Key.HOME, "recents": Key.RECENT, "enter": Key.ENTER}
 
 
@@ -146,13 +147,18 @@ class LiveRoutes:
     async def _frames(
         self, request: Request, phone: LivePhone, viewer: str, handle: int, queue: asyncio.Queue
     ):
+        """Frames until the page goes or ``MAX_STREAM_S`` passed (the page reconnects at once; a controller keeps
+        control across it); while no frame comes, the reason as a text part every 2 s."""
+        started = time.monotonic()
         try:
-            while True:
+            while time.monotonic() - started < MAX_STREAM_S:
                 try:
                     frame = await asyncio.wait_for(queue.get(), 2.0)
                 except TimeoutError:
                     if await request.is_disconnected():
                         return
+                    if phone.error:
+                        yield self._note(phone.error)
                     continue
                 yield self._part(phone, viewer, frame)
         finally:
@@ -170,6 +176,14 @@ class LiveRoutes:
             f"X-Control: {control}\r\nX-Controller: {quote(holder.who if holder else '')}\r\n\r\n"
         )
         return head.encode("ascii") + frame.jpeg + b"\r\n"
+
+    @staticmethod
+    def _note(text: str) -> bytes:
+        body = f"no frame from the phone: {text}".encode()
+        head = (
+            f"--{BOUNDARY}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        return head.encode("ascii") + body + b"\r\n"
 
     def _expire(self, phone: LivePhone) -> None:
         lapsed = phone.lapsed()

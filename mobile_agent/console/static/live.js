@@ -33,6 +33,10 @@
 
   var SEP = [13, 10, 13, 10];
   function show(headers, body) {
+    if ((headers["content-type"] || "").indexOf("image/") !== 0) {
+      stats.textContent = new TextDecoder().decode(body);
+      return;
+    }
     var now = Date.now();
     var seq = parseInt(headers["x-seq"] || "0", 10);
     frames.push([now, seq, checksum(body)]);
@@ -66,7 +70,7 @@
       var buf = new Uint8Array(1 << 20), len = 0;
       function pump() {
         return reader.read().then(function (chunk) {
-          if (chunk.done) { throw new Error("the stream ended"); }
+          if (chunk.done) { read(); return null; }  // the console ended this stream: open the next at once
           if (len + chunk.value.length > buf.length) {
             var bigger = new Uint8Array(Math.max(buf.length * 2, len + chunk.value.length));
             bigger.set(buf.subarray(0, len)); buf = bigger;
