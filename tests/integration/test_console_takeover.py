@@ -148,3 +148,23 @@ def test_take_over_a_paused_episode_and_hand_back(sim_farm, tmp_path: Path) -> N
         assert session.meta["live"]["takeover"] == episode.id
         assert [s.action.kind.value for s in store.steps(session.id)] == ["swipe"]
         assert "handed back" in store.episode(session.id).outcome_detail
+
+        # the person's step is in show and in the report, like any step; so is the live session's swipe
+        def cli(*args: str) -> str:
+            done = subprocess.run(
+                [sys.executable, "-m", "mobile_agent.cli.app", *args, "--db", db],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env={**os.environ, "MOBILE_AGENT_DB": db},
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            return done.stdout
+
+        shown = json.loads(cli("show", episode.id, "--json"))
+        assert "done on the phone from the console by tester" in json.dumps(shown, ensure_ascii=False)
+        assert "human" in json.dumps(shown)
+        assert "swipe" in cli("show", session.id)
+        written = tmp_path / "report.html"
+        cli("report", episode.id, "-o", str(written), "-q")
+        assert "done on the phone from the console by tester" in written.read_text(encoding="utf-8")
