@@ -145,3 +145,26 @@ def test_a_bad_token_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.returncode == 2 and "no usable token" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [(("--adb", "no address"), "bad adb server address"), (("--live-fps", "100"), "--live-fps")],
+)
+def test_bad_live_options_are_one_line_and_exit_2(tmp_path: Path, option: tuple[str, str], said: str) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mobile_agent.cli.app",
+            "console",
+            "--db",
+            f"sqlite:///{tmp_path / 'x.db'}",
+            *option,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""  # nothing listened
