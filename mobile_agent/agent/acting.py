@@ -20,6 +20,7 @@ from mobile_agent.agent.step import StepDraft, step_record
 from mobile_agent.device.android import AndroidDevice
 from mobile_agent.errors import DeviceError, DeviceLost, MobileAgentError, ModelError, StoreError
 from mobile_agent.store.intents import complete_step
+from mobile_agent.store.outages import StoreUnavailable
 from mobile_agent.store.owners import DONE, FAILED, INTENT
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.step_writes import FencedOut
@@ -95,7 +96,12 @@ def launch_package(registry: Any, installed: Callable[[], set[str]], app: str) -
 
 def error_outcome(exc: MobileAgentError) -> Outcome:
     """How an episode that a runtime error stopped ends: error:device_lost, error:<the model's or the device's
-    kind>, else error:runtime."""
+    kind>; ``interrupted`` when the store refused its write because another worker holds it now (FencedOut) or
+    stayed unreachable (StoreUnavailable: not the phone's fault, and nothing was done unrecorded); error:store for
+    any other store fault (a full disk, a read-only file); else error:runtime."""
+    if isinstance(exc, StoreError):
+        fenced_or_away = isinstance(exc, (FencedOut, StoreUnavailable))
+        return Outcome.INTERRUPTED if fenced_or_away else Outcome.error("store")
     if isinstance(exc, DeviceLost):
         return Outcome.error("device_lost")
     if isinstance(exc, ModelError):

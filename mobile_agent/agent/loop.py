@@ -197,7 +197,7 @@ class Agent:
             self._finish(end)
             raise
         except StoreError as e:  # disk full, read-only, locked: error:store where that can still be written
-            return self._finish(_EpisodeEnd(Outcome.error("store"), e.one_line()), fault=e)
+            return self._finish(_EpisodeEnd(error_outcome(e), e.one_line()), fault=e)
         except MobileAgentError as e:  # the phone, the model, the runtime: error:<kind>
             end = _EpisodeEnd(error_outcome(e), e.one_line())
         except Exception as e:  # a bug must not leave the episode "running" with its steps unexplained

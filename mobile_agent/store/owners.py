@@ -199,9 +199,11 @@ class Heartbeat:
             self.beat(force=True)
 
     def stop(self) -> None:
+        """Stop renewing. A beat still in flight (waiting out an outage of the store) is not waited for long: it
+        changes nothing once the episode has ended, and the episode's end must not wait for it."""
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(self.interval_s + 1)
+            self._thread.join(min(1.0, self.interval_s + 1))
 
     def __enter__(self) -> Heartbeat:
         return self.start()
