@@ -113,7 +113,8 @@ class LivePhone:
                 self._left_at = None
             if self.frame is not None:
                 queue.put_nowait(self.frame)
-            if self._pump is None or not self._pump.is_alive():
+            if self._pump is None or not self._pump.is_alive() or self._stop.is_set():
+                # (a pump told to stop ends on its own event; a viewer arriving meanwhile gets a new one)
                 self._stop = threading.Event()
                 self._pump = threading.Thread(
                     target=self._run, args=(self._stop,), name=f"live-{self.serial}", daemon=True

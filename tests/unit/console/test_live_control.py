@@ -3,9 +3,13 @@ for the grace time and then loses it, and the page's input turned into device ac
 
 from __future__ import annotations
 
+import asyncio
+import io
+import threading
 import time
 
 import pytest
+from PIL import Image
 
 from mobile_agent.actions import ActionKind, Key
 from mobile_agent.console.live import ControlRefused, LivePhone
@@ -77,3 +81,38 @@ def test_input_as_actions() -> None:
 def test_bad_input_is_refused(data: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         to_action(data, 1080, 2400)
+
+
+class CountingScreen:
+    """Stands in for the phone's screenshot call only: counts frames (the device layer has its own tests)."""
+
+    def __init__(self) -> None:
+        out = io.BytesIO()
+        Image.new("RGB", (54, 120), (90, 120, 200)).save(out, "JPEG")
+        self.jpeg = out.getvalue()
+        self.taken = 0
+
+    def screenshot_jpeg(self, scale: float, quality: int) -> bytes:
+        self.taken += 1
+        return self.jpeg
+
+
+def test_frames_only_while_watched_and_a_reload_keeps_them_coming() -> None:
+    screen = CountingScreen()
+    p = LivePhone("k", "SIM1", None, fps=20, device_factory=lambda serial, adb: screen)
+
+    async def scenario() -> None:
+        handle, queue = p.subscribe("a")
+        first = await asyncio.wait_for(queue.get(), 2)
+        p.unsubscribe(handle)  # a reload: the stream closes and the next opens at once
+        handle, queue = p.subscribe("a")
+        seqs = [(await asyncio.wait_for(queue.get(), 2)).seq for _ in range(3)]
+        assert seqs[-1] > first.seq + 1  # new frames, not only the cached one
+        p.unsubscribe(handle)
+
+    asyncio.run(scenario())
+    time.sleep(0.3)  # the pump ends after its current frame
+    assert not any(t.name == "live-SIM1" and t.is_alive() for t in threading.enumerate())
+    taken = screen.taken
+    time.sleep(0.3)
+    assert screen.taken == taken and p.watching() == 0
