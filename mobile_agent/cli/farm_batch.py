@@ -8,7 +8,7 @@ SETTING_DEFAULTS.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -362,6 +362,8 @@ def batch_command(
         _run_pool(pool, runner, store, run.id, show=not (as_json or quiet))
         finish_run_status(store, run.id, interrupted=pool.interrupted)
         summary = summarize_run(store, run.id)
+        if summary.counts.pending:  # say which requires: no phone here meets (farm/scheduler/unmet)
+            summary = replace(summary, unmet=[u.to_dict() for u in pool.unmet.values()])
     if as_json:
         print_json(summary.to_dict())
     else:

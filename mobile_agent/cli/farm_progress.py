@@ -51,6 +51,9 @@ class ProgressView:
 
     def on_event(self, event: ProgressEvent) -> None:
         with self._lock:
+            if event.kind == "unmet":  # pending tasks no phone here can take (farm/scheduler/unmet)
+                self.lines.append(printable(f"no phone can take: {event.detail or ''}"))
+                return
             if event.kind == "waiting" and event.episode_id:
                 self.waiting[event.episode_id] = printable(f"{event.phone}: {event.detail or ''}")
             elif event.kind in ("answered", "expired") and event.episode_id:
@@ -169,6 +172,10 @@ class LiveDisplay:
                 what = f"{event.episode_id} {event.detail or ''} (waiting for a person: {len(self.view.waiting)})"
             line = printable(f"{event.phone} {event.kind} {event.label or ''} {what}")
             console.print(line, highlight=False, markup=False)
+        elif event.kind == "unmet" and (self.plain or self.enabled):  # above the live table on a terminal
+            console.print(
+                printable(f"no phone can take: {event.detail or ''}"), highlight=False, markup=False
+            )
 
     def __enter__(self) -> LiveDisplay:
         if self.enabled:
@@ -217,6 +224,15 @@ def render_summary(summary: RunSummary) -> None:
         console.print(table)
     if summary.quarantined:
         console.print(f"[yellow]quarantined:[/] {', '.join(summary.quarantined)}")
+    for unmet in summary.unmet:
+        phones = "; ".join(f"{serial}: {', '.join(tags) or '-'}" for serial, tags in unmet["phones"].items())
+        lacking = ", ".join(unmet["missing"]) or "them all on one phone"
+        console.print(
+            f"[yellow]no phone can take {unmet['tasks']} task(s):[/] requires {escape(', '.join(unmet['requires']))}; "
+            f"no phone has {escape(lacking)} (phones' tags: {escape(phones or 'no phone')}); "
+            "add the tags to a phone in the devices file, or attach one that has them",
+            highlight=False,
+        )
     if summary.waiting:
         console.print(
             f"[magenta]waiting for a person: {len(summary.waiting)}[/] (see them all: mobile-agent inbox)"

@@ -182,3 +182,37 @@ def test_devices_and_runs_commands(sim_farm, tmp_path: Path) -> None:
         app, ["batch", str(tmp_path / "nope.yaml"), "--devices", str(devices), "--db", db]
     )
     assert missing.exit_code != 0 and "not found" in str(missing.exception)
+
+
+def test_batch_names_the_requires_no_phone_meets(sim_farm, tmp_path: Path) -> None:
+    """Tasks whose `requires:` no phone has: the batch says so when it sees them (a line) and in its summary, with
+    the phones' tags, instead of only running out its --stall time with them pending."""
+    farm = sim_farm(2)
+    devices = write_devices(tmp_path / "devices.yaml", farm)
+    tasks = tmp_path / "tasks.yaml"
+    entries = [
+        {"task": "farm drill #1", "app": "设置"},
+        {"task": "farm drill #2", "app": "微信", "repeats": 2, "requires": {"accounts": ["wechat"]}},
+    ]
+    tasks.write_text(yaml.safe_dump({"tasks": entries}, allow_unicode=True), "utf-8")
+    db = f"sqlite:///{tmp_path / 'farm.db'}"
+    common = ("--devices", str(devices), "--db", db, "--reset", "none", "--stall", "1")
+    with model_server(tmp_path) as server:
+        plain = farm_cli("batch", str(tasks), *common, "--base-url", server.base_url)
+        as_json = farm_cli("batch", str(tasks), *common, "--base-url", server.base_url, "--json")
+    assert plain.returncode == 1, plain.stderr[-3000:]
+    out = " ".join(plain.stdout.split())  # rich wraps long lines
+    live = "no phone can take: 2 task(s) require accounts:wechat: no phone has accounts:wechat"
+    assert live in out, out
+    # the phones' tags: declared and discovered (android:, model:)
+    assert f"{farm.serials[0]}: android:13, model:simphone, slot:0, vendor:sim" in out
+    assert "no phone can take 2 task(s): requires accounts:wechat; no phone has accounts:wechat" in out
+
+    assert as_json.returncode == 1, as_json.stderr[-3000:]
+    summary = json.loads(as_json.stdout)
+    assert summary["tasks"]["pending"] == 2 and summary["tasks"]["done"] == 1
+    [unmet] = summary["unmet"]
+    assert unmet["requires"] == ["accounts:wechat"] and unmet["tasks"] == 2
+    assert unmet["missing"] == ["accounts:wechat"]
+    assert sorted(unmet["phones"]) == sorted(farm.serials)
+    assert all("vendor:sim" in tags for tags in unmet["phones"].values())

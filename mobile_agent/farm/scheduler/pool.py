@@ -14,7 +14,7 @@ from mobile_agent.errors import DeviceError, MobileAgentError, ModelUnavailable,
 from mobile_agent.farm.health import probe_online
 from mobile_agent.farm.inventory import FarmPhone, PhoneEntry, PhoneState
 from mobile_agent.farm.leases import hold_on
-from mobile_agent.farm.scheduler import weather
+from mobile_agent.farm.scheduler import unmet, weather
 from mobile_agent.farm.scheduler.endpoint import EndpointGate
 from mobile_agent.farm.scheduler.holds import (
     HoldBudget,
@@ -352,6 +352,7 @@ class WorkerPool:
         self._renewed_at = time.monotonic()  # the last heartbeat that renewed the claims and leases
         self.store_failure: StoreUnavailable | None = None  # the outage that outlasted its bound
         self.windows = WindowCache(self, self.config.poll_s)
+        self.unmet: dict[tuple[str, ...], unmet.Unmet] = {}  # requires: no phone here meets (scheduler/unmet)
 
     # --- bookkeeping used by workers --------------------------------------------------------------------------
     def emit(self, event: ProgressEvent) -> None:
@@ -551,6 +552,7 @@ class WorkerPool:
             while not self.stopping.is_set():
                 self._wake.clear()
                 sweep(self)
+                unmet.watch(self)
                 if self.finished():
                     break
                 if self.stalled():

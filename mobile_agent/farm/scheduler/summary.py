@@ -42,6 +42,8 @@ class RunSummary:
         default_factory=list
     )  # what each waiting episode asks (farm/inbox)
     expired: list[str] = field(default_factory=list)  # nobody answered in time (needs_user:expired)
+    # pending tasks no phone of the pool could take (Unmet.to_dict), as the pool that ran them saw them
+    unmet: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +72,7 @@ class RunSummary:
             "waiting": self.waiting,
             "questions": self.questions,
             "expired": self.expired,
+            "unmet": self.unmet,
         }
 
 
