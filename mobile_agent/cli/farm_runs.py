@@ -24,17 +24,20 @@ def runs_list(
     if ctx.invoked_subcommand is not None:
         return
     from mobile_agent.store import queue_status as qs
+    from mobile_agent.store.run_liveness import shown_status, stalled_runs
     from mobile_agent.store.store import TrajectoryStore
 
     with TrajectoryStore.open(db) as store:
         rows = [(r, qs.run_counts(store, r.id)) for r in store.list_runs(limit=limit)]
+        stalled = stalled_runs(store, [r.id for r, _ in rows])  # running, but no live worker serves it
+    status = {r.id: shown_status(r.status, r.id in stalled) for r, _ in rows}
     if as_json:
         print_json(
             [
                 {
                     "run_id": r.id,
                     "name": r.name,
-                    "status": str(r.status),
+                    "status": status[r.id],
                     "created_at": r.created_at.isoformat(),
                     "tasks": c.total,
                     "done": c.done,
@@ -65,7 +68,7 @@ def runs_list(
         table.add_row(
             r.id,
             escape(r.name),
-            str(r.status),
+            status[r.id],
             f"{r.created_at:%Y-%m-%d %H:%M}",
             str(c.total),
             str(c.done),

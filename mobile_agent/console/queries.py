@@ -17,6 +17,7 @@ from mobile_agent.store.pauses import OPEN, PauseRow
 from mobile_agent.store.phones import FarmDeviceRow, person_holds
 from mobile_agent.store.queue import QueueTaskRow
 from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.run_liveness import shown_status, stalled_runs
 from mobile_agent.store.schema import EpisodeRow, RunRow, StepRow
 from mobile_agent.store.store import TrajectoryStore
 
@@ -116,8 +117,16 @@ def list_runs(store: TrajectoryStore, page: int = 1, per_page: int = 25) -> tupl
         )
         ids = [r.id for r in rows]
         tasks, outcomes = _task_counts(session, ids), _outcome_counts(session, ids)
+    stalled = stalled_runs(store, ids)  # running, but no live worker serves it (store/run_liveness)
     return [
-        RunRowView(r.id, r.name, r.status, r.created_at, tasks.get(r.id, {}), outcomes.get(r.id, {}))
+        RunRowView(
+            r.id,
+            r.name,
+            shown_status(r.status, r.id in stalled),
+            r.created_at,
+            tasks.get(r.id, {}),
+            outcomes.get(r.id, {}),
+        )
         for r in rows
     ], where
 
@@ -211,10 +220,11 @@ def run_detail(store: TrajectoryStore, run_id: str, page: int = 1) -> RunDetail:
             .offset(where.offset)
         )
         episodes = [_line(r) for r in rows]
-        view = RunRowView(run.id, run.name, run.status, run.created_at, tasks, outcomes)
+        status = shown_status(run.status, bool(stalled_runs(store, [run.id], now)))
+        view = RunRowView(run.id, run.name, status, run.created_at, tasks, outcomes)
     elapsed = max(0.0, ((run.ended_at or now) - run.created_at).total_seconds())
     left = tasks.get("pending", 0) + tasks.get("claimed", 0)
-    eta = elapsed / view.finished * left if view.finished and left and run.status == "running" else None
+    eta = elapsed / view.finished * left if view.finished and left and view.status == "running" else None
     names = sorted({o for group in by_phone.values() for o in group})
     return RunDetail(
         view,

@@ -216,3 +216,11 @@ def test_batch_names_the_requires_no_phone_meets(sim_farm, tmp_path: Path) -> No
     assert unmet["missing"] == ["accounts:wechat"]
     assert sorted(unmet["phones"]) == sorted(farm.serials)
     assert all("vendor:sim" in tags for tags in unmet["phones"].values())
+
+    # Both batches stopped with tasks left and let go of their phones: their runs read stalled, not running.
+    assert summary["status"] == "stalled"
+    listed = farm_cli("runs", "--db", db, "--json")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert [r["status"] for r in json.loads(listed.stdout)] == ["stalled", "stalled"]
+    with TrajectoryStore.open(db) as store:
+        assert {r.status.value for r in store.list_runs()} == {"running"}  # read-time only: nothing written

@@ -14,6 +14,7 @@ from mobile_agent.store import phones as phone_db
 from mobile_agent.store import queue as q
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
+from mobile_agent.store.run_liveness import shown_status, stalled_runs
 from mobile_agent.store.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ def summarize_run(store: TrajectoryStore, run_id: str) -> RunSummary:
     return RunSummary(
         run_id=run.id,
         name=run.name,
-        status=str(run.status),
+        status=shown_status(run.status, run.id in stalled_runs(store, [run.id])),
         counts=qs.run_counts(store, run.id),
         by_outcome=dict(by_outcome),
         by_app={k: dict(v) for k, v in by_app.items()},

@@ -1,0 +1,46 @@
+"""The console tells the farm's state as it is, over real HTTP: a run whose workers are gone reads stalled (not
+running), derived at read time from the leases the store keeps."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mobile_agent.console.app import BackgroundConsole
+from mobile_agent.store import phones as phone_db
+from mobile_agent.store import queue as q
+from mobile_agent.store.store import TrajectoryStore
+from tests.unit.console.test_console_http import Client
+
+
+@pytest.fixture
+def client(store: TrajectoryStore):
+    with BackgroundConsole(store, user="tester") as running:
+        logged_in = Client(running)
+        logged_in.login()
+        yield logged_in
+
+
+def _badges(html: str) -> list[str]:
+    return re.findall(r'class="badge[^"]*"[^>]*>([^<]*)<', html)
+
+
+def test_a_run_whose_workers_are_gone_reads_stalled(store: TrajectoryStore, client: Client) -> None:
+    run = store.create_run("left behind", {})
+    q.enqueue_tasks(store, run.id, [q.NewTask(i, f"t:{i}", f"task {i}") for i in range(2)])
+    key = "127.0.0.1:15037/p1"
+    assert phone_db.lease_device(store, key, "p1", "127.0.0.1:15037", worker="host:1:aa", lease_s=60)
+    claim = q.claim_task(store, worker="host:1:aa", device=key, tags=(), run_ids=[run.id], lease_s=60)
+    assert claim is not None and q.finish_task(store, claim, episode_id=None, outcome="finished")
+
+    for path in ("/runs", f"/runs/{run.id}", "/"):  # its worker holds its phone: running
+        response, body = client.request("GET", path)
+        assert response.status == 200
+        assert "running" in _badges(body.decode()) and "stalled" not in _badges(body.decode()), path
+
+    phone_db.release_device(store, key, worker="host:1:aa")  # the batch stopped with a task left
+    for path in ("/runs", f"/runs/{run.id}", "/"):
+        _, body = client.request("GET", path)
+        assert "stalled" in _badges(body.decode()) and "running" not in _badges(body.decode()), path
+    assert store.run(run.id).status.value == "running"  # nothing was written to say so
