@@ -23,6 +23,7 @@ from mobile_agent.errors import UserError
 
 if TYPE_CHECKING:  # the commands import the library when they run, so `mobile-agent --help` stays quick
     from mobile_agent.farm.leases import PhoneStatus
+    from mobile_agent.store.sightings import Sighting
 
 devices_app = typer.Typer(
     help="The farm's phones: state, model, Android version, battery, screen, u2; health checks.",
@@ -49,13 +50,19 @@ def devices_list(
 
     phones = discover(load_inventory(inventory_path(devices), adb=adb))
     store = TrajectoryStore.open(db) if db else None
+    gone: list[Sighting] = []
     try:
         statuses = describe_phones(phones, store, probe=not no_probe)
+        if store is not None:  # phones the farm's store knows that no adb server here lists now
+            from mobile_agent.store.sightings import sightings
+
+            known = {p.key for p in phones}  # a listed phone adb lacks reads absent in its own row
+            gone = [seen for seen in sightings(store) if seen.key not in known]
     finally:
         if store is not None:
             store.close()
     if as_json:
-        print_json([_status_dict(s) for s in statuses])
+        print_json([_status_dict(s) for s in statuses] + [_gone_dict(g) for g in gone])
         return
     table = Table("serial", "adb", "state", "model", "android", "battery", "screen", "u2", "tags", "notes")
     colours = {"online": "green", "busy": "cyan", "quarantined": "yellow", "reserved": "magenta"}
@@ -80,7 +87,21 @@ def devices_list(
             escape(" ".join(entry.tags)),
             escape(entry.notes or ""),
         )
+    for g in gone:
+        state = f"gone, last seen {g.last_seen.astimezone():%Y-%m-%d %H:%M:%S}"
+        table.add_row(escape(g.serial), escape(g.adb_server), f"[red]{escape(state)}[/]", *[""] * 7)
     console.print(table)
+
+
+def _gone_dict(g: Sighting) -> dict[str, Any]:
+    """A phone the store knows that adb does not list: ``state`` gone and when it was last heard of."""
+    return {
+        "serial": g.serial,
+        "adb": g.adb_server,
+        "listed": False,
+        "state": "gone",
+        "last_seen": g.last_seen.isoformat(),
+    }
 
 
 def _status_dict(s: PhoneStatus) -> dict[str, Any]:

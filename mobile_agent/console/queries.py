@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
@@ -246,11 +246,17 @@ class PhoneView:
     key: str
     serial: str
     adb_server: str
-    state: str  # running, held for a person, quarantined, idle
+    state: str  # running, held for a person, quarantined, busy, idle, gone (not heard of for GONE_AFTER)
     worker: str | None
     quarantine_reason: str | None
     episode: EpisodeLine | None  # the one running on it, else the last one
     held_by: str | None  # the episode a person holds it for
+    last_seen: datetime | None = None  # the newest of its farm row's last write and its last episode's
+
+
+# A phone nobody leases or holds, with nothing running, that nothing has heard of for this long reads "gone": the
+# console cannot ask adb, so a long-detached phone (a demo's) is not shown as idle.
+GONE_AFTER = timedelta(minutes=10)
 
 
 def phones(store: TrajectoryStore) -> list[PhoneView]:
@@ -284,14 +290,18 @@ def phones(store: TrajectoryStore) -> list[PhoneView]:
 
 def _phone(key, serial, adb, row: FarmDeviceRow | None, line, hold, now) -> PhoneView:
     busy = row is not None and row.worker and row.lease_until and row.lease_until > now
+    heard = [row.updated_at if row is not None else None, line and (line.ended_at or line.started_at)]
+    last_seen = max((t for t in heard if t is not None), default=None)
     if row is not None and row.quarantine_reason:
         state = "quarantined"
     elif hold is not None:
         state = "held for a person"
     elif line is not None and line.status == EpisodeStatus.RUNNING.value:
         state = "running"
+    elif busy:
+        state = "busy"
     else:
-        state = "busy" if busy else "idle"
+        state = "gone" if last_seen is None or now - last_seen > GONE_AFTER else "idle"
     return PhoneView(
         key,
         serial,
@@ -301,6 +311,7 @@ def _phone(key, serial, adb, row: FarmDeviceRow | None, line, hold, now) -> Phon
         row.quarantine_reason if row is not None else None,
         line,
         hold.episode_id if hold is not None else None,
+        last_seen,
     )
 
 

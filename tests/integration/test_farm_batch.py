@@ -8,6 +8,7 @@ mounted on a throwaway Typer app the way mobile_agent.cli.app mounts them.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -57,13 +58,16 @@ def model_server(tmp_path: Path, **kw) -> SimModelServer:
     return SimModelServer(family="ui-venus-2", scripts=[tmp_path / "scripts"], **kw)
 
 
-def farm_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def farm_cli(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mobile_agent.cli.farm", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, **env} if env else None,
     )
 
 
@@ -224,3 +228,22 @@ def test_batch_names_the_requires_no_phone_meets(sim_farm, tmp_path: Path) -> No
     assert [r["status"] for r in json.loads(listed.stdout)] == ["stalled", "stalled"]
     with TrajectoryStore.open(db) as store:
         assert {r.status.value for r in store.list_runs()} == {"running"}  # read-time only: nothing written
+
+    # One phone is unplugged and left out of the inventory: `devices` shows it gone, with when it was last heard of.
+    left = farm.serials[1]
+    farm.client.disconnect(left)
+    farm.wait_for_state([farm.serials[0]], "device", 10)
+    one = tmp_path / "one.yaml"
+    one.write_text(
+        yaml.safe_dump(
+            {"adb": f"127.0.0.1:{farm.adb_port}", "discover": True, "devices": [{"serial": farm.serials[0]}]}
+        ),
+        "utf-8",
+    )
+    listed = farm_cli("devices", "--devices", str(one), "--db", db, "--no-probe", "--json")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    rows = {r["serial"]: r for r in json.loads(listed.stdout)}
+    assert rows[farm.serials[0]]["state"] == "online"
+    assert rows[left]["state"] == "gone" and rows[left]["last_seen"], rows
+    shown = farm_cli("devices", "--devices", str(one), "--db", db, "--no-probe", env={"COLUMNS": "250"})
+    assert shown.returncode == 0 and "gone, last seen" in " ".join(shown.stdout.split()), shown.stdout

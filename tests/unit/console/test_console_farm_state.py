@@ -44,3 +44,44 @@ def test_a_run_whose_workers_are_gone_reads_stalled(store: TrajectoryStore, clie
         _, body = client.request("GET", path)
         assert "stalled" in _badges(body.decode()) and "running" not in _badges(body.decode()), path
     assert store.run(run.id).status.value == "running"  # nothing was written to say so
+
+
+def _phone_card(html: str, serial: str) -> str:
+    match = re.search(
+        rf'<article class="phone" data-serial="{re.escape(serial)}">(.*?)</article>', html, re.S
+    )
+    assert match, html
+    return match.group(1)
+
+
+def test_a_phone_not_heard_of_for_a_while_reads_gone(store: TrajectoryStore, client: Client) -> None:
+    from datetime import timedelta
+
+    from sqlalchemy import update
+
+    from mobile_agent.actions import Outcome
+    from mobile_agent.store.convert import now_utc
+    from mobile_agent.store.schema import EpisodeRow
+
+    for serial in ("demo-phone", "fresh-phone"):
+        episode = store.start_episode("open settings", device=serial, family="f", model="m")
+        store.finish_episode(episode.id, Outcome.FINISHED)
+        phone_db.lease_device(store, f"a/{serial}", serial, "127.0.0.1:15037", worker="host:1:aa", lease_s=60)
+        phone_db.release_device(store, f"a/{serial}", worker="host:1:aa")
+    long_ago = now_utc() - timedelta(days=2)  # the demo ran two days ago; its phone left with it
+    with store.write_session() as session:
+        session.execute(
+            update(EpisodeRow)
+            .where(EpisodeRow.device == "demo-phone")
+            .values(started_at=long_ago, ended_at=long_ago)
+        )
+        session.execute(
+            update(phone_db.FarmDeviceRow)
+            .where(phone_db.FarmDeviceRow.serial == "demo-phone")
+            .values(updated_at=long_ago)
+        )
+    _, body = client.request("GET", "/phones")
+    html = body.decode()
+    demo, fresh = _phone_card(html, "demo-phone"), _phone_card(html, "fresh-phone")
+    assert _badges(demo)[0] == "gone" and f"last seen {long_ago:%Y-%m-%d %H:%M:%S}" in demo
+    assert _badges(fresh)[0] == "idle" and "last seen" not in fresh
