@@ -85,3 +85,26 @@ def test_a_phone_not_heard_of_for_a_while_reads_gone(store: TrajectoryStore, cli
     demo, fresh = _phone_card(html, "demo-phone"), _phone_card(html, "fresh-phone")
     assert _badges(demo)[0] == "gone" and f"last seen {long_ago:%Y-%m-%d %H:%M:%S}" in demo
     assert _badges(fresh)[0] == "idle" and "last seen" not in fresh
+
+
+def test_guard_chips_say_a_reason_or_nothing_after_the_guard(store: TrajectoryStore, client: Client) -> None:
+    """A guard that allowed without a reason reads "allow validity", never "allow validity:" with nothing after."""
+    from mobile_agent.actions import Action, Outcome
+    from mobile_agent.store.records import StepRecord
+
+    episode = store.start_episode("open settings", device="phone-0", family="f", model="m")
+    decisions = [
+        {"guard": "validity", "verdict": "allow", "reason": ""},
+        {"guard": "loop", "verdict": "allow"},
+        {"guard": "safety", "verdict": "ask", "reason": "pay in alipay"},
+    ]
+    store.record_step(
+        episode.id, StepRecord(index=0, action=Action.tap(540, 2000), guard_decisions=decisions)
+    )
+    store.finish_episode(episode.id, Outcome.FINISHED)
+    _, body = client.request("GET", f"/episodes/{episode.id}")
+    chips = [
+        re.sub(r"<[^>]+>", "", li).split()
+        for li in re.findall(r'<ul class="guards">(.*?)</ul>', body.decode(), re.S)[0].split("<li>")[1:]
+    ]
+    assert chips == [["allow", "validity"], ["allow", "loop"], ["ask", "safety:", "pay", "in", "alipay"]]
