@@ -1,5 +1,6 @@
 """`mobile-agent inbox [--json]` (every question a paused episode waits on, across runs and hosts) and
-`mobile-agent inbox answer EPISODE... --reply yes|no|TEXT`.
+`mobile-agent inbox answer EPISODE... --reply yes|no|TEXT`, and `mobile-agent inbox release EPISODE...` (free the
+phones they keep booked; the questions stay answerable).
 
 Both call the library (mobile_agent.farm.inbox). An answer to an episode of a farm is recorded for the worker that
 holds (or next frees) its phone; an episode outside any farm is continued here, as `mobile-agent resume` would.
@@ -13,6 +14,7 @@ from rich.table import Table
 from mobile_agent.cli.completion import complete_episode, complete_run
 from mobile_agent.cli.farm_options import DbOpt, JsonOpt, console, print_json
 from mobile_agent.cli.terminal import shown
+from mobile_agent.errors import UserError
 
 inbox_app = typer.Typer(
     help="Questions paused episodes wait on; answer them.", invoke_without_command=True, no_args_is_help=False
@@ -114,6 +116,44 @@ def answer_command(
     raise typer.Exit(max(codes, default=0))
 
 
+@inbox_app.command("release")
+def release_command(
+    episodes: list[str] = typer.Argument(
+        ...,
+        autocompletion=complete_episode,
+        help="Paused episodes whose phones to free (unique id prefixes).",
+    ),
+    db: str | None = DbOpt,
+) -> None:
+    """Free the phones paused episodes keep booked, now: other runs and batches may use them at once. The questions
+    stay answerable; an answered episode continues on its phone once the phone is free again."""
+    from mobile_agent.store import answers as answer_db
+    from mobile_agent.store.convert import now_utc
+    from mobile_agent.store.pauses import open_pause
+    from mobile_agent.store.store import TrajectoryStore
+
+    with TrajectoryStore.open(db) as store:
+        pauses = []
+        for given in episodes:
+            episode_id = store.episode(given).id
+            pause = open_pause(store, episode_id)
+            if pause is None:
+                raise UserError(
+                    f"episode {episode_id} waits for nobody",
+                    "list the waiting ones with `mobile-agent inbox`",
+                )
+            pauses.append(pause)
+        for pause in pauses:
+            booked = pause.reserved(now_utc())
+            answer_db.let_go(store, pause.id)
+            what = "freed" if booked else "was not booked"
+            console.print(
+                f"{pause.episode_id}: phone {shown(pause.device)} {what}; the question stays answerable "
+                f"(mobile-agent inbox answer {pause.episode_id} --reply ...)",
+                highlight=False,
+            )
+
+
 def _continue_here(store, episode_id: str, *, quiet: bool) -> int:
     from mobile_agent.agent.config import NoUser
     from mobile_agent.agent.runtime import resume_episode
@@ -131,4 +171,4 @@ def _continue_here(store, episode_id: str, *, quiet: bool) -> int:
     return 0 if result.ok else 1
 
 
-__all__ = ["answer_command", "inbox_app", "inbox_command"]
+__all__ = ["answer_command", "inbox_app", "inbox_command", "release_command"]

@@ -10,7 +10,14 @@ from mobile_agent.cli.completion import complete_family, complete_serial
 from mobile_agent.cli.gc_hold import CollectorHold
 from mobile_agent.cli.popup_rules import POPUP_CATEGORIES_HELP, POPUP_RULES_HELP, use_popup_rules
 from mobile_agent.cli.safety import ALLOW_HELP, DENY_HELP, POLICY_HELP, policy_from_options
-from mobile_agent.cli.terminal import TerminalUser, interruption_said, print_outcome, print_step
+from mobile_agent.cli.terminal import (
+    TerminalUser,
+    booked_until,
+    interruption_said,
+    print_booked,
+    print_outcome,
+    print_step,
+)
 from mobile_agent.errors import MobileAgentError, UserError
 
 if TYPE_CHECKING:
@@ -153,7 +160,7 @@ def run_command(
             ),
         )
         use_popup_rules(popup_rules, popup_categories)  # a bad file: one line before the phone is touched
-        user = NoUser() if non_interactive else TerminalUser()
+        user = NoUser() if non_interactive else TerminalUser(reserve_s=config.reserve_s)
         safety = policy_from_options(policy, allow, deny)
         reviewer = critic_from_options(critic, critic_model, critic_reasks, critic_fail_closed)
         store = TrajectoryStore.open(load_settings(db=db).db)  # ours, so we can say where the trajectory is
@@ -178,6 +185,7 @@ def run_command(
                     stop_u2_server=stop_u2_server,
                 )
             location, serial = store.describe_location(), store.episode(result.episode_id).device
+            booked = booked_until(store, result.episode_id)
         finally:
             store.close()
         if as_json:
@@ -193,10 +201,13 @@ def run_command(
                     "answer": result.answer,
                     "detail": result.detail,
                     "store": location,
+                    "booked_until": booked.isoformat() if booked else None,
                 }
             )
         else:
             print_outcome(result, location)
+            if booked is not None:
+                print_booked(result.episode_id, serial, booked)
         raise typer.Exit(0 if result.ok else 1)
 
 

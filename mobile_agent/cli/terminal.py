@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console
 
     from mobile_agent.agent.config import EpisodeResult, StepEvent
+    from mobile_agent.store.store import TrajectoryStore
 
 
 class _Console:
@@ -67,8 +70,9 @@ class TerminalUser:
     """Asks on the terminal; answers None (nobody can answer) when standard input is not a terminal, and says so
     once: the question then waits where a person can answer it."""
 
-    def __init__(self) -> None:
+    def __init__(self, reserve_s: float | None = None) -> None:
         self._said_no_terminal = False
+        self.reserve_s = reserve_s  # how long a pause books the phone (said when nobody can answer here)
 
     def ask(self, question: str) -> str | None:
         return self.ask_until(question, lambda: False)
@@ -100,10 +104,16 @@ class TerminalUser:
         self._said_no_terminal = True
         from rich.console import Console
 
+        booked = "keeps its phone booked"
+        if self.reserve_s is not None:
+            import datetime as dt
+
+            until = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=self.reserve_s)
+            booked += f" until about {until:%H:%M:%S} UTC"
         Console(stderr=True).print(
-            "standard input is not a terminal, so nobody can answer here: the episode pauses (needs_user) and "
-            "keeps its phone; answer in `mobile-agent inbox`, in the console (`mobile-agent console`), or with "
-            "`mobile-agent resume EPISODE --reply yes|no`",
+            f"standard input is not a terminal, so nobody can answer here: the episode pauses (needs_user) and "
+            f"{booked} (`mobile-agent inbox release EPISODE` frees it); answer in `mobile-agent inbox`, in the "
+            "console (`mobile-agent console`), or with `mobile-agent resume EPISODE --reply yes|no`",
             highlight=False,
         )
 
@@ -143,6 +153,24 @@ def print_outcome(result: EpisodeResult, location: str | None = None) -> None:
         console.print(f"detail: {shown(result.detail)}")
     if location:
         console.print(f"trajectory: {shown(location)}  (mobile-agent show {result.episode_id})")
+
+
+def booked_until(store: TrajectoryStore, episode_id: str) -> datetime | None:
+    """Until when a paused episode keeps its phone booked (None: it did not pause, or the booking is over)."""
+    from mobile_agent.store.convert import now_utc
+    from mobile_agent.store.pauses import open_pause
+
+    pause = open_pause(store, episode_id)
+    return pause.reserved_until if pause is not None and pause.reserved(now_utc()) else None
+
+
+def print_booked(episode_id: str, serial: str, until: datetime) -> None:
+    """The phone a paused episode keeps: until when, and the command that frees it sooner."""
+    console.print(
+        f"phone {shown(serial)} is booked for episode {episode_id} until {until:%Y-%m-%d %H:%M:%S} UTC: other runs "
+        f"and batches wait for it; free it now with: mobile-agent inbox release {episode_id}",
+        highlight=False,
+    )
 
 
 @contextmanager

@@ -55,9 +55,10 @@ class WaitingQuestion:
     asked_at: datetime
     age_s: float
     answer_by: datetime | None  # the end of the farm's window (None: no farm waits)
-    held: bool  # a worker keeps the phone for the person
+    held: bool  # the phone is booked for the person now (its pause's reservation, which a farm keeps in step)
     reply: str | None  # already answered (and waiting for its phone)
     replied_by: str | None
+    held_until: datetime | None = None  # until when it is booked (None: not booked now)
 
     @property
     def question_line(self) -> str:
@@ -88,6 +89,7 @@ class WaitingQuestion:
             "age_s": round(self.age_s, 1),
             "answer_by": self.answer_by.isoformat() if self.answer_by else None,
             "held": self.held,
+            "held_until": self.held_until.isoformat() if self.held_until else None,
             "reply": self.reply,
             "replied_by": self.replied_by,
             "answer": self.answer_command,
@@ -108,6 +110,9 @@ def _question(
         except ValueError:
             proposed = None
     shot = store.root / episode.id / screenshot_name(pause.step_index)
+    # Booked while the pause's reservation lasts: `run` books the phone for --reserve seconds, a farm moves the
+    # reservation to its answer window when a worker keeps the phone and to now when it lets go (store/answers).
+    held_until = pause.reserved_until if pause.reserved_until and pause.reserved_until > now else None
     return WaitingQuestion(
         episode_id=episode.id,
         run_id=episode.run_id,
@@ -126,7 +131,8 @@ def _question(
         asked_at=pause.created_at,
         age_s=max(0.0, (now - pause.created_at).total_seconds()),
         answer_by=got.answer_by if got is not None else None,
-        held=bool(got is not None and got.held_by and got.answer_by and got.answer_by > now),
+        held=held_until is not None,
+        held_until=held_until,
         reply=got.reply if got is not None and got.replied_at else None,
         replied_by=got.replied_by if got is not None and got.replied_at else None,
     )

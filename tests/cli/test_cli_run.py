@@ -120,3 +120,33 @@ def test_unattended_send_pauses_and_resume_continues_the_same_episode(sim_proces
     assert "human" in shown.stdout  # the approved send is recorded as the person's step
     again = _cli(["resume", episode_id, "--reply", "yes", "--non-interactive"], tmp_path)
     assert again.returncode == 2 and "Traceback" not in again.stderr
+
+
+def test_a_run_that_pauses_says_until_when_its_phone_is_booked_and_how_to_free_it(sim_processes, tmp_path):
+    """Standard input is not a terminal: the send pauses; `run` says at once and at the end that the phone is
+    booked, until when and the command that frees it; `inbox --json` says it is held, and no longer once freed."""
+    import json
+
+    p = sim_processes
+    paused = _cli(["run", "给张三发微信说晚上好", *_model_args(p)], tmp_path)
+    assert paused.returncode == 1, paused.stdout + paused.stderr
+    err = " ".join(paused.stderr.split())
+    assert re.search(r"keeps its phone booked until about \d\d:\d\d:\d\d UTC", err), err
+    assert "`mobile-agent inbox release EPISODE` frees it" in err
+    episode_id = re.search(r"\(episode ([0-9a-f]+)\)", paused.stdout).group(1)
+    out = " ".join(paused.stdout.split())
+    booked = re.search(rf"phone (\S+) is booked for episode {episode_id} until (\S+ \S+) UTC", out)
+    assert booked and booked.group(1) == p["serial"], out
+    assert f"free it now with: mobile-agent inbox release {episode_id}" in out
+
+    [waiting] = json.loads(_cli(["inbox", "--json"], tmp_path).stdout)
+    assert waiting["episode"] == episode_id and waiting["held"] is True
+    assert waiting["held_until"].replace("T", " ").startswith(booked.group(2))
+
+    freed = _cli(["inbox", "release", episode_id[:8]], tmp_path)
+    assert freed.returncode == 0, freed.stdout + freed.stderr
+    assert f"{episode_id}: phone {p['serial']} freed" in freed.stdout
+    [waiting] = json.loads(_cli(["inbox", "--json"], tmp_path).stdout)
+    assert waiting["held"] is False and waiting["held_until"] is None  # still answerable, no longer booked
+    again = _cli(["inbox", "release", "nosuch"], tmp_path)
+    assert again.returncode == 2 and "Traceback" not in again.stderr
