@@ -2,7 +2,9 @@
 
 New tables are created by ``create_all``; a column added to an existing table is listed here with the schema
 version that brought it, and added with ``ALTER TABLE ... ADD COLUMN`` (nullable, no default: old rows read as
-"unknown", which each reader documents). Safe to run from several processes at once.
+"unknown", which each reader documents). An index added to an existing table is listed in ``ADDED_INDEXES`` and
+created from its declaration; it changes no table's shape, so it does not move the schema version (an older
+mobile-agent reads and writes the table as before). Safe to run from several processes at once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ ADDED_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("steps", "status", 2),
     ("episodes", "lease_epoch", 3),
     ("steps", "lease_epoch", 3),
+)
+
+# (table, index): indexes declared in schema.py or a table module that a database made before them lacks.
+ADDED_INDEXES: tuple[tuple[str, str], ...] = (
+    ("queue_tasks", "ix_queue_tasks_pending"),
+    ("queue_tasks", "ix_queue_tasks_pending_run"),
 )
 
 
@@ -56,6 +64,34 @@ def migrate(engine: Engine) -> list[str]:
                     {"new": str(SCHEMA_VERSION)},
                 )
         log.info("store migrated to schema version %d: added %s", SCHEMA_VERSION, ", ".join(added))
+    return added + _add_indexes(engine)
+
+
+def _add_indexes(engine: Engine) -> list[str]:
+    """Create the listed indexes an older database lacks; returns "table.index" created."""
+    added: list[str] = []
+    inspector = inspect(engine)
+    for table, name in ADDED_INDEXES:
+        if table not in Base.metadata.tables or not inspector.has_table(table):
+            continue
+        if name in {index["name"] for index in inspector.get_indexes(table)}:
+            continue
+        [declared] = [index for index in Base.metadata.tables[table].indexes if index.name == name]
+        try:
+            with engine.begin() as connection:
+                declared.create(connection, checkfirst=True)
+        except DBAPIError as exc:
+            reason = str(exc.orig).strip().lower()
+            if "locked" in reason:  # TrajectoryStore._prepare waits and tries again
+                raise
+            if "already exists" not in reason:  # not another process creating it first: read-only, no rights
+                log.warning(
+                    "could not add the index %s to %s (it only speeds claims up): %s", name, table, exc.orig
+                )
+                continue
+        added.append(f"{table}.{name}")
+    if added:
+        log.info("store migrated: added the indexes %s", ", ".join(added))
     return added
 
 

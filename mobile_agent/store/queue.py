@@ -26,14 +26,15 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    Select,
     String,
     Text,
     UniqueConstraint,
-    case,
     func,
     insert,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -91,6 +92,23 @@ class QueueTaskRow(Base):
     __table_args__ = (
         UniqueConstraint("run_id", "seq", name="uq_queue_tasks_run_seq"),
         Index("ix_queue_tasks_claim", "state", "run_id", "priority"),
+        # Claims read pending rows in this order (claim_task): all runs, and one run's. Partial, so they hold the
+        # backlog only (SQLite's "+state": see _pending_term); added to older databases by store.migrate.
+        Index(
+            "ix_queue_tasks_pending",
+            text("priority DESC"),
+            "id",
+            sqlite_where=text("+state = 'pending'"),
+            postgresql_where=text("state = 'pending'"),
+        ),
+        Index(
+            "ix_queue_tasks_pending_run",
+            "run_id",
+            text("priority DESC"),
+            "id",
+            sqlite_where=text("+state = 'pending'"),
+            postgresql_where=text("state = 'pending'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -224,6 +242,28 @@ def enqueue_tasks(store: TrajectoryStore, run_id: str, tasks: Sequence[NewTask])
     return len(rows)
 
 
+def _pending_in_index_order(
+    ready: Sequence[Any], servable: Sequence[str], last_device: Any, *, postgres: bool
+) -> Select[tuple[QueueTaskRow]]:
+    """The next pending row in the order of the partial indexes on pending rows (priority, then id): an index
+    scan that stops at the first row it can lock, with no sort of the backlog."""
+    query = (
+        select(QueueTaskRow)
+        .where(_pending_term(postgres), *ready, QueueTaskRow.requires_key.in_(list(servable)), last_device)
+        .order_by(QueueTaskRow.priority.desc(), QueueTaskRow.id)
+        .limit(1)
+    )
+    return query.with_for_update(skip_locked=True) if postgres else query
+
+
+def _pending_term(postgres: bool) -> Any:
+    """The partial indexes' own predicate, word for word, so the planner knows they hold every row it wants (a
+    bound parameter would not prove it to SQLite, nor to a PostgreSQL generic plan). On SQLite the state is
+    written ``+state``, which no other index can search: without statistics its planner would take
+    ix_queue_tasks_claim's equality on state and sort the backlog."""
+    return text("queue_tasks.state = 'pending'" if postgres else "+queue_tasks.state = 'pending'")
+
+
 @retried
 def claim_task(
     store: TrajectoryStore,
@@ -233,38 +273,46 @@ def claim_task(
     tags: Iterable[str],
     run_ids: Sequence[str] | None = None,
     lease_s: float = 60.0,
+    requires_keys: Iterable[str] | None = None,
 ) -> Claim | None:
     """Take the best pending task this phone can serve, or None.
 
     Best = not last failed on this phone, then highest priority, then oldest run, then file order. A task whose
-    requirements are not a subset of ``tags`` is never taken.
+    requirements are not a subset of ``tags`` is never taken. ``requires_keys``: the requirement sets pending
+    now (a pool passes them from its snapshot of the queue, mobile_agent.store.queue_status.PendingSnapshot);
+    without them the claim reads them first.
+
+    Two index-ordered looks rather than one sort: a task not last failed on this phone, and only when there is
+    none, one that was (ix_queue_tasks_pending, ix_queue_tasks_pending_run).
     """
     have = frozenset(tags)
     with store.write_session() as session:
         now = now_utc()
         ready = [
-            QueueTaskRow.state == TaskState.PENDING.value,
             or_(QueueTaskRow.not_before.is_(None), QueueTaskRow.not_before <= now),
         ]
         if run_ids is not None:
             ready.append(QueueTaskRow.run_id.in_(list(run_ids)))
-        keys = session.scalars(select(QueueTaskRow.requires_key).where(*ready).distinct()).all()
-        servable = [key for key in keys if parse_requires_key(key) <= have]
+        if requires_keys is None:
+            pending = [QueueTaskRow.state == TaskState.PENDING.value, *ready]
+            requires_keys = session.scalars(
+                select(QueueTaskRow.requires_key).where(*pending).distinct()
+            ).all()
+        servable = sorted({key for key in requires_keys if parse_requires_key(key) <= have})
         if not servable:
             return None
-        query = (
-            select(QueueTaskRow)
-            .where(*ready, QueueTaskRow.requires_key.in_(servable))
-            .order_by(
-                case((QueueTaskRow.last_device == device, 1), else_=0),
-                QueueTaskRow.priority.desc(),
-                QueueTaskRow.id,
+        postgres = session.get_bind().dialect.name == "postgresql"
+        row = session.scalar(
+            _pending_in_index_order(
+                ready, servable, QueueTaskRow.last_device.is_distinct_from(device), postgres=postgres
             )
-            .limit(1)
         )
-        if session.get_bind().dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
-        row = session.scalar(query)
+        if row is None:  # only tasks last failed on this phone are left
+            row = session.scalar(
+                _pending_in_index_order(
+                    ready, servable, QueueTaskRow.last_device == device, postgres=postgres
+                )
+            )
         if row is None:
             return None
         row.state = TaskState.CLAIMED.value

@@ -110,6 +110,11 @@ class PendingSnapshot:
         have = frozenset(tags)
         return any(parse_requires_key(key) <= have for key in self.by_requirements)
 
+    def requirement_sets(self) -> list[str]:
+        """The requirement sets pending (due or not): what a claim passes as ``requires_keys``. A set enqueued
+        after the snapshot is claimed from the next one."""
+        return list(self.by_requirements)
+
 
 @retried
 def pending_snapshot(store: TrajectoryStore, run_ids: Sequence[str] | None = None) -> PendingSnapshot:

@@ -132,6 +132,7 @@ class PhoneWorker(threading.Thread):
                 tags=self.tags,
                 run_ids=pool.run_ids,
                 lease_s=self.cfg.lease_s,
+                requires_keys=pending.requirement_sets(),  # no look of the claim's own at every claim
             )
         if claim is None:
             self.status = "idle" if pending.any_for(self.tags) else "starved"
