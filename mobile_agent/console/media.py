@@ -87,9 +87,18 @@ class Shots:
             if not path.is_file():
                 return None
             action: Action | None = pause.pending_action
-            return annotated_thumbnail(path, action, width)
+            return annotated_thumbnail(path, action, width, self._device_width(info.id, pause.step_index))
 
         return _jpeg(await run_in_threadpool(make))  # not cached: the episode may ask again later
+
+    def _device_width(self, episode_id: str, index: int) -> int | None:
+        """The phone's width the step's action points are in: the recorded frame may be smaller (scaled down to
+        save space), and drawing device pixels onto it as they are puts the mark off the screen."""
+        try:
+            step = self.store.step(episode_id, index)
+        except MobileAgentError:
+            return None
+        return step.screen.width if step.screen else None
 
 
 def _jpeg(data: bytes | None) -> Response:

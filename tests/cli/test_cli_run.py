@@ -150,3 +150,55 @@ def test_a_run_that_pauses_says_until_when_its_phone_is_booked_and_how_to_free_i
     assert waiting["held"] is False and waiting["held_until"] is None  # still answerable, no longer booked
     again = _cli(["inbox", "release", "nosuch"], tmp_path)
     assert again.returncode == 2 and "Traceback" not in again.stderr
+
+
+def test_the_inbox_screenshot_marks_where_the_proposed_tap_would_land(sim_processes, tmp_path):
+    """The console's picture of a paused send has the proposed tap drawn where it would land on the phone."""
+    import io
+
+    from PIL import Image
+
+    from mobile_agent.console.app import BackgroundConsole
+    from mobile_agent.farm.inbox import list_waiting
+    from mobile_agent.store.store import TrajectoryStore
+    from tests.unit.console.test_console_http import Client
+
+    p = sim_processes
+    paused = _cli(["run", "给张三发微信说晚上好", *_model_args(p), "--non-interactive"], tmp_path)
+    assert paused.returncode == 1, paused.stdout + paused.stderr
+    url = re.search(r"trajectory: (\S+) \(screenshots under", paused.stdout).group(1)
+    with TrajectoryStore.open(url) as store:
+        [question] = list_waiting(store)
+        tap = question.action["point"]
+        raw = Image.open(question.screenshot).convert("RGB")
+        step = store.step(question.episode_id, question.step_index)
+        device_width = step.screen.width  # the phone's pixels, which the action's point is in
+        with BackgroundConsole(store, user="tester") as console:
+            client = Client(console)
+            client.login()
+            response, body = client.request("GET", f"/questions/{question.episode_id}.jpg?w=1080")
+    assert response.status == 200
+    shot = Image.open(io.BytesIO(body)).convert("RGB")
+    scale = shot.width / device_width
+    x, y = round(tap[0] * scale), round(tap[1] * scale)
+    ring = [
+        (x + dx, y + dy)
+        for dx in range(-40, 41, 2)
+        for dy in range(-40, 41, 2)
+        if 0 <= x + dx < shot.width and 0 <= y + dy < shot.height
+    ]
+    red = [xy for xy in ring if _is_mark(shot.getpixel(xy))]
+    assert len(red) >= 20, (tap, shot.size, raw.size)  # the ring around the tap is drawn where the tap lands
+    far = [
+        (dx, dy)
+        for dx in range(0, shot.width, 20)
+        for dy in range(0, shot.height, 20)
+        if abs(dx - x) > 120 or abs(dy - y) > 120
+    ]
+    assert sum(_is_mark(shot.getpixel(xy)) for xy in far) < len(far) // 50  # and not elsewhere
+
+
+def _is_mark(rgb: tuple[int, int, int]) -> bool:
+    """The red of report/draw.py's marks (255, 45, 85), after JPEG."""
+    r, g, b = rgb
+    return r > 200 and g < 110 and b < 140
