@@ -117,8 +117,22 @@ def _recorded_steps(db: Path) -> int:
 
 @pytest.mark.parametrize(
     ("gone_s", "wait", "outcome", "code"),
-    [(3.0, "60", "finished", 0), (30.0, "2", "error:device_lost", 1)],
-    ids=["back-in-3-s", "gone-past-the-bound"],
+    [
+        pytest.param(
+            3.0,
+            "60",
+            "finished",
+            0,
+            id="back-in-3-s",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="known bug: dropped while the model thinks (a view-tree dump cut in flight), the phone comes "
+                "back, the step starts again, and every later action is answered but changes nothing on the "
+                "simulated phone: the episode 'finishes' with no message sent",
+            ),
+        ),
+        pytest.param(30.0, "2", "error:device_lost", 1, id="gone-past-the-bound"),
+    ],
 )
 def test_run_waits_for_the_phone_within_reconnect_wait(sim_farm, tmp_path, gone_s, wait, outcome, code):
     farm = sim_farm(1, scenario="wechat_send")
@@ -146,9 +160,15 @@ def test_run_waits_for_the_phone_within_reconnect_wait(sim_farm, tmp_path, gone_
             text=True,
         )
         try:
+            # Dropped while the model thinks about step 2 (its question has arrived, step 1's tap is done): a drop
+            # in the middle of an action leaves that action failed, and a scripted model would not try it again.
             limit = time.monotonic() + 60
-            while _recorded_steps(db) < 2 and proc.poll() is None and time.monotonic() < limit:
-                time.sleep(0.02)
+            answered = False  # step 1's reply has left the model server
+            while proc.poll() is None and time.monotonic() < limit:
+                answered = answered or (len(server.requests) >= 2 and server.in_flight == 0)
+                if answered and _recorded_steps(db) >= 2 and server.in_flight >= 1:
+                    break  # step 2's question has arrived
+                time.sleep(0.002)
             assert proc.poll() is None, proc.communicate()
             farm.drop(serial, gone_s)
             out, err = proc.communicate(timeout=120)
@@ -160,7 +180,7 @@ def test_run_waits_for_the_phone_within_reconnect_wait(sim_farm, tmp_path, gone_
     assert "Traceback" not in err and "Traceback" not in out, err
     assert f"outcome: {outcome}" in out, out
     if outcome == "finished":
-        assert [m["text"] for m in farm.phones[serial].state.messages_sent] == ["晚上好"]
+        assert [m["text"] for m in farm.phones[serial].state.messages_sent] == ["晚上好"], out
     else:
         lines = [line for line in out.splitlines() if line.startswith("detail:")]
         assert (
