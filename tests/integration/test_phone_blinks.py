@@ -11,6 +11,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -61,20 +62,43 @@ def test_a_phone_gone_for_three_seconds_comes_back_and_the_episode_completes(
     serial = farm.serials[0]
     dropped: list[float] = []
 
-    def drop_after(event):
+    def drop_while_the_model_thinks(server: SimModelServer) -> None:
+        # Step at_step is done, the next question has reached the model and the phone goes; the model answers after
+        # it is back. A drop in the middle of an action leaves it failed, as it must, and this scripted model
+        # would not try it again (a real model would, from the fresh frame).
+        server.turn_delays_ms[at_step + 1] = 4000
+        limit = time.monotonic() + 30
+        while time.monotonic() < limit:
+            if at_step + 1 not in server.turn_delays_ms:  # that question is with the model, which waits
+                dropped.append(time.monotonic())
+                farm.drop(serial, 3.0)
+                return
+            time.sleep(0.002)
+
+    def drop_after(event):  # a phone the adb server lets go of: only `adb connect` brings it back
         if event.index == at_step and not dropped:
             dropped.append(time.monotonic())
             farm.drop(serial, 3.0)
-            if forgotten:  # the adb server lets go of it: only `adb connect` brings it back, never adb itself
-                farm.client.disconnect(serial)
+            farm.client.disconnect(serial)
 
     with SimModelServer(family="ui-venus-2", model_name="sim") as server:
-        result = _run(farm, server, store, spec.task, on_step=drop_after, config=AgentConfig(timeout_s=120))
+        if forgotten:
+            result = _run(
+                farm, server, store, spec.task, on_step=drop_after, config=AgentConfig(timeout_s=120)
+            )
+        else:
+            watcher = threading.Thread(target=drop_while_the_model_thinks, args=(server,), daemon=True)
+            watcher.start()
+            result = _run(farm, server, store, spec.task, config=AgentConfig(timeout_s=120))
+            watcher.join(timeout=5)
     assert dropped, "the phone was never dropped"
     assert result.outcome == Outcome.FINISHED, result.detail
     phone = farm.phones[serial]
     check = spec.check(phone)
-    assert check.ok, check.detail
+    assert check.ok, (
+        check.detail,
+        [(s.index, s.action, s.error_kind, s.error_text) for s in store.steps(result.episode_id)],
+    )
     assert [m["text"] for m in phone.state.messages_sent] == ["晚上好"]  # sent once, not again after the drop
     steps = store.steps(result.episode_id)
     assert [s.index for s in steps] == list(range(len(steps)))  # no index skipped or written twice
@@ -117,22 +141,8 @@ def _recorded_steps(db: Path) -> int:
 
 @pytest.mark.parametrize(
     ("gone_s", "wait", "outcome", "code"),
-    [
-        pytest.param(
-            3.0,
-            "60",
-            "finished",
-            0,
-            id="back-in-3-s",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known bug: dropped while the model thinks (a view-tree dump cut in flight), the phone comes "
-                "back, the step starts again, and every later action is answered but changes nothing on the "
-                "simulated phone: the episode 'finishes' with no message sent",
-            ),
-        ),
-        pytest.param(30.0, "2", "error:device_lost", 1, id="gone-past-the-bound"),
-    ],
+    [(3.0, "60", "finished", 0), (30.0, "2", "error:device_lost", 1)],
+    ids=["back-in-3-s", "gone-past-the-bound"],
 )
 def test_run_waits_for_the_phone_within_reconnect_wait(sim_farm, tmp_path, gone_s, wait, outcome, code):
     farm = sim_farm(1, scenario="wechat_send")
@@ -160,14 +170,15 @@ def test_run_waits_for_the_phone_within_reconnect_wait(sim_farm, tmp_path, gone_
             text=True,
         )
         try:
-            # Dropped while the model thinks about step 2 (its question has arrived, step 1's tap is done): a drop
-            # in the middle of an action leaves that action failed, and a scripted model would not try it again.
+            # Dropped while the model thinks about step 2, and back before it answers: the scripted model goes on
+            # with its script whatever the screen shows, so an action the drop cut off (recorded failed, as it must
+            # be) would make it miss a step a real model would take again.
+            if gone_s < float(wait):
+                server.turn_delays_ms[2] = int(gone_s * 1000) + 1000
             limit = time.monotonic() + 60
-            answered = False  # step 1's reply has left the model server
             while proc.poll() is None and time.monotonic() < limit:
-                answered = answered or (len(server.requests) >= 2 and server.in_flight == 0)
-                if answered and _recorded_steps(db) >= 2 and server.in_flight >= 1:
-                    break  # step 2's question has arrived
+                if 2 not in server.turn_delays_ms if gone_s < float(wait) else _recorded_steps(db) >= 2:
+                    break  # step 2's question is with the model, which waits
                 time.sleep(0.002)
             assert proc.poll() is None, proc.communicate()
             farm.drop(serial, gone_s)

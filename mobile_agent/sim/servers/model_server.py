@@ -216,7 +216,8 @@ class _Handler(EndpointHandler):
                 (Action.finish(SCRIPT_DONE_MESSAGE), "") if turn is None else (turn.action, turn.think)
             )
 
-        if not owner.wait(owner.latency_ms + (turn.delay_ms if turn else 0)):
+        extra_ms = owner.turn_delays_ms.pop(record.turn, 0) if turn is not None else 0
+        if not owner.wait(owner.latency_ms + (turn.delay_ms if turn else 0) + extra_ms):
             self.close_connection = True
             return
         if turn is not None and turn.hang:
@@ -347,6 +348,7 @@ class SimModelServer(LoopbackEndpoint):
         paths = [s for s in items if not isinstance(s, Script)]
         self.scripts: list[Script] = loaded + (load_scripts(paths) if paths else [])
         self.latency_ms = latency_ms
+        self.turn_delays_ms: dict[int, int] = {}  # script turn -> extra think time, once (a test's timing)
         self.model_name = model_name
         # served model name -> the family it answers in, for a farm whose tasks name other models (its default: family)
         self.model_families = {name: get_family(other) for name, other in (model_families or {}).items()}
