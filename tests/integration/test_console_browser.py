@@ -25,6 +25,7 @@ from mobile_agent.store import answers as answer_db
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.store import TrajectoryStore
 from tests.integration.chromium import CHROMIUM, CHROMIUM_ARGS, sync_api, wait_until
+from tests.integration.inventory import inventory_file
 
 pytestmark = pytest.mark.slow
 
@@ -51,17 +52,7 @@ def submit(db: str, tasks: Path) -> str:
 
 def test_a_batch_with_the_console_open(sim_farm, tmp_path: Path) -> None:
     farm = sim_farm(3, scenario="meituan_order")
-    devices = tmp_path / "devices.yaml"
-    devices.write_text(
-        yaml.safe_dump(
-            {
-                "adb": f"127.0.0.1:{farm.adb_port}",
-                "discover": False,
-                "devices": [{"serial": s} for s in farm.serials],
-            }
-        ),
-        encoding="utf-8",
-    )
+    devices = inventory_file(tmp_path / "devices.yaml", farm.adb_port, farm.serials)
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text(
         yaml.safe_dump(

@@ -28,6 +28,7 @@ from mobile_agent.sim.world.popups import CAPTCHA_TARGET
 from mobile_agent.store.records import ActionSource
 from mobile_agent.store.store import TrajectoryStore
 from tests.integration.chromium import CHROMIUM, CHROMIUM_ARGS, sync_api, wait_until
+from tests.integration.inventory import inventory_file
 
 pytestmark = pytest.mark.slow
 
@@ -72,13 +73,7 @@ def test_take_over_a_paused_episode_and_hand_back(sim_farm, tmp_path: Path) -> N
             name="captcha_wall", task=TASK, popups={"com.tencent.mm": ["captcha"]}, check=["screen == chat"]
         )
     )
-    devices = tmp_path / "devices.yaml"
-    devices.write_text(
-        yaml.safe_dump(
-            {"adb": f"127.0.0.1:{farm.adb_port}", "discover": False, "devices": [{"serial": serial}]}
-        ),
-        encoding="utf-8",
-    )
+    devices = inventory_file(tmp_path / "devices.yaml", farm.adb_port, [serial])
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text(
         yaml.safe_dump({"tasks": [{"task": TASK, "max_steps": 10}]}, allow_unicode=True), "utf-8"

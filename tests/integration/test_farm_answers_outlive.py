@@ -22,6 +22,7 @@ from mobile_agent.store import answers as answer_db
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
+from tests.integration.inventory import inventory_file
 
 pytestmark = pytest.mark.slow
 
@@ -46,16 +47,7 @@ def _sent(farm) -> int:
 @pytest.mark.parametrize("first", ["resume", "answer"])
 def test_answered_questions_of_a_killed_batch_continue(sim_farm, tmp_path: Path, first: str) -> None:
     farm = sim_farm(2, scenario="wechat_send")
-    devices = tmp_path / "devices.yaml"
-    devices.write_text(
-        yaml.safe_dump(
-            {
-                "adb": f"127.0.0.1:{farm.adb_port}",
-                "discover": False,
-                "devices": [{"serial": s} for s in farm.serials],
-            }
-        )
-    )
+    devices = inventory_file(tmp_path / "devices.yaml", farm.adb_port, farm.serials)
     tasks = tmp_path / "tasks.yaml"
     tasks.write_text(
         yaml.safe_dump({"tasks": [{"task": SEND, "app": "微信", "repeats": 2}]}, allow_unicode=True), "utf-8"

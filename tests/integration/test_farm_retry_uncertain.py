@@ -22,6 +22,7 @@ from mobile_agent.sim.servers.model_server import SHIPPED_SCRIPTS, SimModelServe
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.owners import INTENT
 from mobile_agent.store.store import TrajectoryStore
+from tests.integration.inventory import inventory_file
 
 pytestmark = pytest.mark.slow
 
@@ -52,12 +53,7 @@ def test_a_retry_asks_only_about_an_uncertain_consequential_action(
     sim_farm, tmp_path: Path, crash_at: str, kind: str | None
 ) -> None:
     farm = sim_farm(1, scenario="wechat_send")
-    devices = tmp_path / "devices.yaml"
-    devices.write_text(
-        yaml.safe_dump(
-            {"adb": f"127.0.0.1:{farm.adb_port}", "discover": False, "devices": [{"serial": farm.serials[0]}]}
-        )
-    )
+    devices = inventory_file(tmp_path / "devices.yaml", farm.adb_port, farm.serials[:1])
     tasks = tmp_path / "tasks.yaml"
     task = {"task": SEND, "app": "微信", "reset": "force-stop", "check": CHECK}
     tasks.write_text(yaml.safe_dump({"tasks": [task]}, allow_unicode=True), "utf-8")

@@ -10,8 +10,6 @@ import threading
 import time
 from pathlib import Path
 
-import yaml
-
 from mobile_agent.farm.inventory import discover, load_inventory
 from mobile_agent.farm.scheduler.jobs import SchedulerConfig
 from mobile_agent.farm.scheduler.pool import WorkerPool
@@ -23,6 +21,7 @@ from mobile_agent.store import engine as store_engine
 from mobile_agent.store import queue_status as qs
 from mobile_agent.store.records import EpisodeStatus
 from mobile_agent.store.store import TrajectoryStore
+from tests.integration.inventory import inventory_file
 
 SCRIPT = """\
 task: lock drill
@@ -39,12 +38,7 @@ def test_a_lock_longer_than_the_lease_stops_the_episode_and_the_task_runs_again(
     monkeypatch.setattr(store_engine, "SQLITE_BUSY_TIMEOUT_MS", 100)
     monkeypatch.setenv("MOBILE_AGENT_STORE_OUTAGE_S", "60")
     farm = sim_farm(1)
-    devices = tmp_path / "devices.yaml"
-    devices.write_text(
-        yaml.safe_dump(
-            {"adb": f"127.0.0.1:{farm.adb_port}", "discover": False, "devices": [{"serial": farm.serials[0]}]}
-        )
-    )
+    devices = inventory_file(tmp_path / "devices.yaml", farm.adb_port, farm.serials[:1])
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text('{"task": "lock drill"}\n', encoding="utf-8")
     (tmp_path / "script.yaml").write_text(SCRIPT, encoding="utf-8")

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-import yaml
 
 pytest.importorskip("mcp.server.mcpserver", reason="the mcp extra is not installed (pip install '.[mcp]')")
 
@@ -34,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from mobile_agent.sim.servers.model_server import SimModelServer  # noqa: E402
 from mobile_agent.store.store import TrajectoryStore  # noqa: E402
+from tests.integration.inventory import inventory_file
 
 pytestmark = pytest.mark.slow
 
@@ -74,9 +74,7 @@ def readme_config() -> dict:
 @pytest.fixture
 def world(sim_farm, adb_server, tmp_path: Path):
     farm = sim_farm(1, scenario="alipay_transfer")
-    devices = tmp_path / "devices.yaml"
-    data = {"adb": f"127.0.0.1:{farm.adb_port}", "discover": False, "devices": [{"serial": farm.serials[0]}]}
-    devices.write_text(yaml.safe_dump(data), encoding="utf-8")
+    devices = inventory_file(tmp_path / "devices.yaml", farm.adb_port, farm.serials[:1])
     (tmp_path / "drill.yaml").write_text(DRILL, encoding="utf-8")
     with SimModelServer(family="ui-venus-2", scripts=[tmp_path / "drill.yaml"]) as model:
         env = {

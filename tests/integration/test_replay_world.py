@@ -38,6 +38,7 @@ from mobile_agent.sim.scenario import load_scenario
 from mobile_agent.sim.servers.model_server import SimModelServer
 from mobile_agent.store.records import StepRecord
 from mobile_agent.store.store import TrajectoryStore
+from tests.integration.inventory import inventory_file
 
 MEITUAN = "com.sankuai.meituan"
 
@@ -111,17 +112,7 @@ def _batch_recording(adb_server, folder: Path) -> tuple[str, list[str]]:
         SimModelServer(family="ui-venus-2") as model,
         TrajectoryStore.open(url) as store,
     ):
-        devices = folder / "devices.yaml"
-        devices.write_text(
-            yaml.safe_dump(
-                {
-                    "adb": f"127.0.0.1:{farm.adb_port}",
-                    "discover": False,
-                    "devices": [{"serial": farm.serials[0]}],
-                }
-            ),
-            "utf-8",
-        )
+        devices = inventory_file(folder / "devices.yaml", farm.adb_port, farm.serials[:1])
         run = submit(store, tasks)
         runner = AgentRunner(
             store,
